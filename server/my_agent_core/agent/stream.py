@@ -1,0 +1,186 @@
+"""One streamed model request: assemble text and tool-call deltas, in a worker thread we can abandon.
+
+Why a worker thread: closing an SDK stream from another thread does not wake a read blocked in the
+socket, and nothing can interrupt a request still waiting for its headers. The caller waits on a queue
+instead, so `cancel()` returns control at once; the worker is told to stop and its socket is shut down.
+"""
+
+from __future__ import annotations
+
+import queue
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .usage import usage_figures
+
+__all__ = ["StepResult", "StreamAssembler", "StreamCancelled", "StreamingRequest"]
+
+
+@dataclass
+class ToolCallSlot:
+    """A tool call being assembled from deltas; `arguments` is kept exactly as received."""
+
+    id: str = ""
+    name: str = ""
+    parts: list[str] = field(default_factory=list)
+
+    @property
+    def arguments(self) -> str:
+        return "".join(self.parts)
+
+
+@dataclass
+class StepResult:
+    """What one model response said: text, tool calls (in order), usage figures, finish reason."""
+
+    text: str
+    tool_calls: list[ToolCallSlot]
+    usage: tuple[int, int, int] | None
+    finish_reason: str | None
+
+
+class StreamAssembler:
+    """Feeds `ChatCompletionChunk`s; returns each text delta so it can be streamed on."""
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._slots: dict[int, ToolCallSlot] = {}
+        self._order: list[int] = []
+        self.usage: tuple[int, int, int] | None = None
+        self.finish_reason: str | None = None
+
+    def feed(self, chunk: Any) -> str:
+        figures = usage_figures(getattr(chunk, "usage", None))
+        if figures is not None:
+            self.usage = figures
+        choices = getattr(chunk, "choices", None) or []
+        if not choices:
+            return ""
+        choice = choices[0]
+        if getattr(choice, "finish_reason", None):
+            self.finish_reason = choice.finish_reason
+        delta = getattr(choice, "delta", None)
+        if delta is None:
+            return ""
+        for call in getattr(delta, "tool_calls", None) or []:
+            self._feed_call(call)
+        text = getattr(delta, "content", None) or ""
+        if text:
+            self._text.append(text)
+        return text
+
+    def _feed_call(self, call: Any) -> None:
+        index = getattr(call, "index", None)
+        call_id = getattr(call, "id", None) or ""
+        if index is None:  # some providers omit the index: a new id starts a new call
+            last = self._order[-1] if self._order else None
+            same = last is not None and (not call_id or self._slots[last].id in ("", call_id))
+            index = last if same else len(self._order)
+        slot = self._slots.get(index)
+        if slot is None:
+            slot = self._slots[index] = ToolCallSlot()
+            self._order.append(index)
+        if call_id and not slot.id:
+            slot.id = call_id
+        function = getattr(call, "function", None)
+        if function is not None:
+            name = getattr(function, "name", None) or ""
+            if name and name != slot.name:  # providers that repeat the full name on each delta
+                slot.name += name
+            arguments = getattr(function, "arguments", None)
+            if arguments:
+                slot.parts.append(arguments)
+
+    def result(self) -> StepResult:
+        calls = [self._slots[i] for i in self._order]
+        for number, slot in enumerate(calls):
+            if not slot.id:
+                slot.id = f"call_{number}"
+        return StepResult("".join(self._text), calls, self.usage, self.finish_reason)
+
+
+class StreamCancelled(Exception):
+    """Raised in the waiting thread when the request was cancelled."""
+
+
+_CANCELLED = object()
+
+
+def _shutdown_socket(stream: Any) -> None:
+    """Best effort: wake a read blocked on the stream's socket (closing alone does not)."""
+    try:
+        network = stream.response.extensions.get("network_stream")
+        sock = network.get_extra_info("socket") if network is not None else None
+        if isinstance(sock, socket.socket):
+            sock.shutdown(socket.SHUT_RDWR)
+    except Exception:
+        pass
+    try:
+        stream.close()
+    except Exception:
+        pass
+
+
+class StreamingRequest:
+    """Runs `create()` and the stream in a daemon thread; `wait()` returns the assembled step."""
+
+    def __init__(self, create: Callable[[], Any], on_text: Callable[[str], None]) -> None:
+        self._create = create
+        self._on_text = on_text
+        self._box: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._stream: Any = None
+        self._thread = threading.Thread(target=self._pump, name="my-agent-stream", daemon=True)
+
+    def start(self) -> StreamingRequest:
+        self._thread.start()
+        return self
+
+    def cancel(self) -> None:
+        """Stop the request from any thread; `wait()` raises `StreamCancelled` promptly."""
+        self._stop.set()
+        self._box.put(_CANCELLED)
+        with self._lock:
+            stream = self._stream
+        if stream is not None:
+            threading.Thread(target=_shutdown_socket, args=(stream,), daemon=True).start()
+
+    def wait(self) -> StepResult:
+        item = self._box.get()
+        if item is _CANCELLED:
+            raise StreamCancelled()
+        kind, value = item
+        if kind == "error":
+            raise value
+        return value
+
+    def _pump(self) -> None:
+        stream = None
+        try:
+            stream = self._create()
+            with self._lock:
+                self._stream = stream
+            if self._stop.is_set():
+                return
+            assembler = StreamAssembler()
+            for chunk in stream:
+                if self._stop.is_set():
+                    return
+                text = assembler.feed(chunk)
+                if text and not self._stop.is_set():
+                    self._on_text(text)
+            self._box.put(("ok", assembler.result()))
+        except BaseException as exc:
+            self._box.put(("error", exc))
+        finally:
+            if stream is not None and self._stop.is_set():
+                _shutdown_socket(stream)
+            elif stream is not None:
+                try:
+                    stream.close()
+                except Exception:
+                    pass

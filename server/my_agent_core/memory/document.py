@@ -1,0 +1,274 @@
+"""The one parser: memory-file text <-> entries with source ranges.
+
+The store, the linter and the language server all read this module's result, so `§` is split in exactly
+one place. Parsing is lossless: every non-whitespace character of the input lands in some entry, whatever
+shape a hand edit left the file in; what does not look canonical is reported, never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from enum import Enum
+
+__all__ = [
+    "ENTRY_DELIMITER",
+    "SECTION_SIGN",
+    "DelimiterKind",
+    "DelimiterLine",
+    "EmptyEntry",
+    "Entry",
+    "MemoryDocument",
+    "Pos",
+    "StrayDelimiter",
+    "budget_used",
+    "normalize_entry",
+    "parse",
+    "serialize",
+]
+
+SECTION_SIGN = "§"
+ENTRY_DELIMITER = f"\n{SECTION_SIGN}\n"
+BOM = "\ufeff"
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# A line that holds `§` and nothing but `§` and blanks: the file is split there.
+_DELIMITER_LINE = re.compile(r"(?<![^\r\n])[\ufeff \t\f\v]*§[§ \t\f\v]*(?![^\r\n])")
+# Any other line that holds a `§`: reported, never split.
+_SIGN_LINE = re.compile(r"(?<![^\r\n])[^\r\n]*§[^\r\n]*")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Pos:
+    """A 0-based line and column (in code points) in the parsed text."""
+
+    line: int
+    col: int
+
+
+class DelimiterKind(str, Enum):
+    """How a delimiter line deviates from the canonical `§`."""
+
+    CANONICAL = "canonical"
+    PADDED = "padded"  # blanks around the `§`
+    REPEATED = "repeated"  # `§§` or `§ §`: still one split
+
+
+@dataclass(frozen=True, slots=True)
+class DelimiterLine:
+    """A line the file is split at; `start`/`end` are offsets of the line's content (no line break)."""
+
+    line: int
+    start: int
+    end: int
+    kind: DelimiterKind
+
+
+@dataclass(frozen=True, slots=True)
+class StrayDelimiter:
+    """A `§` on a line with other text: not a split, probably a delimiter that lost its line break.
+
+    `column` is the column of the first `§`; `at_edge` is True when the `§` opens or closes the line
+    (then a fix can move it onto its own line), False when it sits inside prose (e.g. "see §3.2").
+    """
+
+    line: int
+    start: int
+    end: int
+    column: int
+    at_edge: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EmptyEntry:
+    """Two splits with nothing between them (or a split at the start or end of the file).
+
+    `delimiter` is the delimiter line whose removal drops the empty entry.
+    """
+
+    delimiter: DelimiterLine
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One entry: its normalised text and where its (stripped) text stands in the source."""
+
+    index: int
+    text: str
+    start: int  # offset of the first non-blank character
+    end: int  # offset just past the last non-blank character
+    segment_start: int  # offset where the entry's segment starts (just after the previous delimiter)
+    segment_end: int  # offset where the segment ends (start of the next delimiter line, or EOF)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDocument:
+    """A parsed memory file: entries with source ranges plus what the linter needs to know."""
+
+    text: str
+    entries: tuple[Entry, ...]
+    delimiters: tuple[DelimiterLine, ...]
+    stray_delimiters: tuple[StrayDelimiter, ...]
+    empty_entries: tuple[EmptyEntry, ...]
+    line_starts: tuple[int, ...] = field(repr=False)
+
+    @property
+    def entry_texts(self) -> list[str]:
+        """The entries as the store keeps them (normalised, in file order, duplicates included)."""
+        return [entry.text for entry in self.entries]
+
+    @property
+    def has_bom(self) -> bool:
+        return self.text.startswith(BOM)
+
+    @property
+    def used(self) -> int:
+        """Budget used by the entries as they would be stored."""
+        return budget_used(self.entry_texts)
+
+    def is_canonical(self) -> bool:
+        """True when the store would write exactly this text back (up to one final newline)."""
+        canonical = serialize(self.entry_texts)
+        return self.text in (canonical, canonical.rstrip("\n"))
+
+    def pos_at(self, offset: int) -> Pos:
+        """The line/column of an offset (offsets past a line's end clamp to that line's end)."""
+        line = bisect_right(self.line_starts, offset) - 1
+        return Pos(line, offset - self.line_starts[line])
+
+    def offset_at(self, pos: Pos) -> int:
+        """The offset of a line/column; out-of-range positions clamp to the text."""
+        if pos.line >= len(self.line_starts):
+            return len(self.text)
+        start = self.line_starts[max(pos.line, 0)]
+        end = self.line_end(max(pos.line, 0))
+        return min(start + max(pos.col, 0), end)
+
+    def line_end(self, line: int) -> int:
+        """Offset of the end of a line's content (before its line break)."""
+        if line + 1 < len(self.line_starts):
+            next_start = self.line_starts[line + 1]
+            if self.text.startswith("\r\n", next_start - 2):
+                return next_start - 2
+            return next_start - 1
+        return len(self.text)
+
+    def line_span_with_break(self, line: int) -> tuple[int, int]:
+        """Offsets that cover a whole line including one adjacent line break (for deleting it)."""
+        start = self.line_starts[line]
+        if line + 1 < len(self.line_starts):
+            return start, self.line_starts[line + 1]
+        if line > 0:  # the last line: take the line break before it instead
+            return self.line_end(line - 1), len(self.text)
+        return start, len(self.text)
+
+    def entry_at(self, offset: int) -> Entry | None:
+        """The entry whose segment contains the offset (None on a delimiter line or blank edge)."""
+        for entry in self.entries:  # entries are few; a bisect is not worth the index
+            if entry.segment_start <= offset <= entry.segment_end:
+                return entry
+        return None
+
+    def removal_span(self, entry: Entry) -> tuple[int, int]:
+        """Offsets to delete so that `entry` and one delimiter next to it disappear cleanly."""
+        i = entry.index
+        if i + 1 < len(self.entries):  # the entry, its trailing blanks and the delimiter after it
+            return entry.start, self.entries[i + 1].start
+        if i > 0:  # the last entry: from the end of the previous one
+            return self.entries[i - 1].end, entry.end
+        return entry.start, entry.end
+
+
+def normalize_entry(text: str) -> str:
+    """Entry text as the store keeps it: `\\n` line ends, surrounding whitespace stripped."""
+    return _LINE_BREAK.sub("\n", text).strip()
+
+
+def serialize(entries: list[str]) -> str:
+    """The canonical file text of a list of (normalised) entries."""
+    return ENTRY_DELIMITER.join(entries) + "\n" if entries else ""
+
+
+def budget_used(entries: list[str]) -> int:
+    """Characters (code points) the entries take in the file, delimiters included."""
+    return len(ENTRY_DELIMITER.join(entries))
+
+
+def parse(text: str) -> MemoryDocument:
+    """Split memory-file text into entries, delimiter lines and problems, keeping source ranges."""
+    line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+    body_start = 1 if text.startswith(BOM) else 0
+
+    delimiters: list[DelimiterLine] = []
+    for match in _DELIMITER_LINE.finditer(text):
+        start, end = match.span()
+        if start < body_start:  # a BOM glued to `§` on the first line
+            start = body_start
+        content = text[start:end]
+        if content == SECTION_SIGN:
+            kind = DelimiterKind.CANONICAL
+        elif content.count(SECTION_SIGN) > 1:
+            kind = DelimiterKind.REPEATED
+        else:
+            kind = DelimiterKind.PADDED
+        line = bisect_right(line_starts, start) - 1
+        delimiters.append(DelimiterLine(line, start, end, kind))
+
+    delimiter_lines = {d.line for d in delimiters}
+    strays: list[StrayDelimiter] = []
+    for match in _SIGN_LINE.finditer(text):
+        start, end = match.span()
+        line = bisect_right(line_starts, start) - 1
+        if line in delimiter_lines:
+            continue
+        content = text[start:end].strip().lstrip(BOM)
+        column = text.index(SECTION_SIGN, start, end) - line_starts[line]
+        at_edge = content.startswith(SECTION_SIGN) or content.endswith(SECTION_SIGN)
+        strays.append(StrayDelimiter(line, start, end, column, at_edge))
+
+    entries: list[Entry] = []
+    empties: list[EmptyEntry] = []
+    bounds = [(body_start, None)]
+    for d in delimiters:
+        bounds.append((_after_line(text, d.end), d))
+    for n, (seg_start, opened_by) in enumerate(bounds):
+        seg_end = delimiters[n].start if n < len(delimiters) else len(text)
+        raw = text[seg_start:seg_end]
+        stripped = raw.strip()
+        if not stripped:
+            if delimiters:  # a lone empty file is not an empty entry
+                culprit = opened_by if opened_by is not None else delimiters[0]
+                if not empties or empties[-1].delimiter is not culprit:
+                    empties.append(EmptyEntry(culprit))
+            continue
+        lead = len(raw) - len(raw.lstrip())
+        start = seg_start + lead
+        end = start + len(stripped)
+        entries.append(
+            Entry(
+                index=len(entries),
+                text=normalize_entry(stripped),
+                start=start,
+                end=end,
+                segment_start=seg_start,
+                segment_end=seg_end,
+            )
+        )
+    return MemoryDocument(
+        text=text,
+        entries=tuple(entries),
+        delimiters=tuple(delimiters),
+        stray_delimiters=tuple(strays),
+        empty_entries=tuple(empties),
+        line_starts=tuple(line_starts),
+    )
+
+
+def _after_line(text: str, end: int) -> int:
+    """Offset just past the line break that ends at `end` (or `end` at EOF)."""
+    if text.startswith("\r\n", end):
+        return end + 2
+    if end < len(text) and text[end] in "\r\n":
+        return end + 1
+    return end

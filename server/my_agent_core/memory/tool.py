@@ -1,0 +1,141 @@
+"""make_memory_tool: the single `memory` tool the model uses, bound to one store by a closure.
+
+A factory rather than a module-level tool so two agents in one process (or two chat sessions) each get a
+tool bound to their own store. Argument slips a model commonly makes are tolerated (`content` in place of
+`new_content` for replace); everything else fails with a message that says how to fix the call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from my_agent_core.memory.store import MemoryEditError, MemoryStore, Operation
+from my_agent_core.tools import Tool
+
+__all__ = ["MEMORY_TOOL_DESCRIPTION", "make_memory_tool"]
+
+MEMORY_TOOL_DESCRIPTION = """\
+Save durable knowledge to your long-term memory, which is shown to you at the start of every future \
+session. Memory is small (MEMORY.md ~2200 chars, USER.md ~1375 chars): keep entries short, factual and \
+deduplicated.
+
+WHEN to save (do it proactively, without being asked):
+- The user states a preference, corrects you, or shares personal information (role, stack, style, \
+time zone, things to avoid) -> target "user".
+- You learn a stable fact about the environment, the project's conventions, a dependency quirk or a \
+pitfall -> target "memory".
+- Priority: user preferences and corrections > environment and project facts > lessons learned.
+- The best memory is the one that means the user never has to say something twice.
+
+TARGETS:
+- "user": the user's profile (name, role, coding preferences, communication style, dislikes).
+- "memory": your own notes (environment facts, project conventions, dependency quirks, lessons).
+
+SKIP (never save):
+- Task progress, logs of completed work, temporary TODOs, one-off debugging context, temp file paths.
+- Facts that are easy to rediscover, and large raw data (code blocks, logs, tables).
+- Multi-step procedures (those belong in a skill, not in memory).
+- Anything the user did not say or that is only true for this session.
+
+ACTIONS:
+- add: `content` = the new entry.
+- replace: `old_text` = a short piece of text that appears in exactly ONE entry; `new_content` = the \
+whole new text of that entry (the entire entry is replaced).
+- remove: `old_text` = a short piece of text that appears in exactly one entry.
+- operations: several edits applied all-or-nothing in one call, with the budget checked on the final \
+state (use it to consolidate a full memory: e.g. replace three related entries by one). Each item is \
+{action, content?, old_text?, new_content?}.
+When memory is full, the error lists every entry: merge or remove entries, then retry once. If the \
+memory tool keeps failing, stop retrying and carry on with your reply."""
+
+_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "target": {
+            "type": "string",
+            "enum": ["memory", "user"],
+            "description": "'user' for the user's profile (USER.md), 'memory' for your notes (MEMORY.md).",
+        },
+        "action": {
+            "type": "string",
+            "enum": ["add", "replace", "remove"],
+            "description": "What to do (with `operations`: the kind of the first edit).",
+        },
+        "content": {"type": "string", "description": "The entry to add."},
+        "old_text": {
+            "type": "string",
+            "description": "For replace/remove: a short text that appears in exactly one entry.",
+        },
+        "new_content": {"type": "string", "description": "For replace: the whole new entry."},
+        "operations": {
+            "type": "array",
+            "description": "Several edits applied all-or-nothing (budget checked on the result).",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "action": {"type": "string", "enum": ["add", "replace", "remove"]},
+                    "content": {"type": "string"},
+                    "old_text": {"type": "string"},
+                    "new_content": {"type": "string"},
+                },
+                "required": ["action"],
+            },
+        },
+    },
+    "required": ["target", "action"],
+}
+
+
+def make_memory_tool(store: MemoryStore, *, author: str | None = None) -> Tool:
+    """The `memory` tool bound to `store`; `author` is who the journal credits (default: the store's)."""
+
+    def handler(args: dict[str, Any]) -> str:
+        target = args["target"]
+        operations = _operations(args)
+        return store.apply(target, operations, author=author)
+
+    return Tool("memory", MEMORY_TOOL_DESCRIPTION, _PARAMETERS, handler)
+
+
+def _operations(args: dict[str, Any]) -> list[Operation]:
+    """The edits a call asks for: the top-level one, then any `operations` items."""
+    extra = args.get("operations")
+    top_has_fields = any(args.get(key) is not None for key in ("content", "old_text", "new_content"))
+    ops: list[Operation] = []
+    if extra is None or top_has_fields:
+        ops.append(_operation(args, "the call"))
+    for n, item in enumerate(extra or [], start=1):
+        if not isinstance(item, dict):
+            raise MemoryEditError(f"operations[{n - 1}] must be an object like {{\"action\": \"add\", \"content\": \"...\"}}.")
+        ops.append(_operation(item, f"operations[{n - 1}]"))
+    if not ops:
+        raise MemoryEditError("`operations` is empty: pass at least one edit.")
+    return ops
+
+
+def _operation(args: dict[str, Any], where: str) -> Operation:
+    action = args.get("action")
+    for key in ("content", "old_text", "new_content"):
+        value = args.get(key)
+        if value is not None and not isinstance(value, str):
+            raise MemoryEditError(f"`{key}` in {where} must be a string.")
+    content, old_text, new_content = args.get("content"), args.get("old_text"), args.get("new_content")
+    if action == "add":
+        if not content or not content.strip():
+            raise MemoryEditError("`content` is required when action is 'add': pass the entry's text.")
+        return Operation("add", content=content)
+    if action in ("replace", "remove"):
+        if not old_text or not old_text.strip():
+            raise MemoryEditError(
+                f"`old_text` is required when action is '{action}': pass a short text that appears in "
+                "exactly one entry."
+            )
+        if action == "remove":
+            return Operation("remove", old_text=old_text)
+        effective = new_content if new_content and new_content.strip() else content
+        if not effective or not effective.strip():
+            raise MemoryEditError(
+                "`new_content` is required when action is 'replace': pass the whole new text of the entry."
+            )
+        return Operation("replace", old_text=old_text, new_content=effective)
+    raise MemoryEditError(f"Unknown action {action!r} in {where}: use 'add', 'replace' or 'remove'.")

@@ -1,0 +1,293 @@
+"""Fixtures for the real-VS-Code tests: tools, the built .vsix, a fake model server, a code-server session.
+
+One code-server + one browser per test module (they take ~10 s to start on two cores); every step saves a
+screenshot under test-output/e2e/, and a failing test also saves the page and code-server's logs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import vscode_e2e as v
+
+FIXTURE_WORKSPACE = v.HERE / "fixtures" / "workspace"
+FIGURES: dict[str, float] = {}
+
+
+def record_figure(name: str, seconds: float) -> None:
+    """Keeps a measured figure for the run summary and test-output/e2e/figures.json."""
+    FIGURES[name] = round(seconds, 2)
+    print(f"[e2e figure] {name}: {seconds:.2f} s")
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    if not FIGURES:
+        return
+    terminalreporter.section("my-agent e2e figures (seconds)")
+    for name, value in FIGURES.items():
+        terminalreporter.write_line(f"{name}: {value}")
+    v.OUTPUT.mkdir(parents=True, exist_ok=True)
+    path = v.OUTPUT / "figures.json"
+    old = {}
+    with contextlib.suppress(OSError, ValueError):
+        old = json.loads(path.read_text())
+    old.update(FIGURES)
+    path.write_text(json.dumps(old, indent=2) + "\n")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):  # type: ignore[no-untyped-def]
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"rep_{rep.when}", rep)
+
+
+# --- tools and the extension ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def e2e_tools() -> None:
+    """Skips (with the reason) when code-server, playwright-core or chromium is not installed."""
+    why = v.missing_tools()
+    if why:
+        pytest.skip(why)
+
+
+def _newest_source_mtime() -> float:
+    roots = [v.REPO / "client" / "src", v.REPO / "client" / "media", v.REPO / "server" / "my_agent_core"]
+    files = [v.REPO / "package.json", *(p for r in roots if r.exists() for p in r.rglob("*") if p.is_file())]
+    return max((p.stat().st_mtime for p in files if p.exists()), default=0.0)
+
+
+@pytest.fixture(scope="session")
+def vsix(e2e_tools: None) -> Path:
+    """The built extension; (re)built with `npm run package` when missing or older than its sources."""
+    found = v.newest_vsix()
+    no_build = os.environ.get("MY_AGENT_E2E_NO_BUILD") == "1" or os.environ.get("MY_AGENT_E2E_VSIX")
+    stale = found is None or found.stat().st_mtime < _newest_source_mtime()
+    if stale and not no_build:
+        if not (v.REPO / "node_modules").exists():
+            pytest.fail("dist/*.vsix is missing or stale and node_modules is absent: run `npm ci` first")
+        t0 = time.monotonic()
+        proc = subprocess.run(
+            ["npm", "run", "package"], cwd=v.REPO, capture_output=True, text=True, timeout=600
+        )
+        if proc.returncode != 0:
+            pytest.fail(f"npm run package failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        record_figure("npm run package", time.monotonic() - t0)
+        found = v.newest_vsix()
+    if found is None or not found.exists():
+        pytest.fail("no dist/*.vsix: `npm run package` did not produce one")
+    return found
+
+
+def repo_python() -> str:
+    """The repo's venv interpreter (my_agent_core installed editable), else the one running pytest."""
+    venv = v.REPO / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+# --- the fake model server -----------------------------------------------------------------------------
+
+
+@dataclass
+class FakeModel:
+    """tests/support/fake_openai.py running as a process; scripted over its control endpoints."""
+
+    proc: subprocess.Popen
+    base_url: str
+
+    @property
+    def root(self) -> str:
+        return self.base_url.rsplit("/v1", 1)[0]
+
+    def add(self, *responses: dict) -> None:
+        req = urllib.request.Request(
+            f"{self.root}/_fake/script",
+            data=json.dumps(list(responses)).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=5) as r:
+            r.read()
+
+    def requests(self) -> list[dict]:
+        """Every chat-completions request received so far, bodies parsed."""
+        with urllib.request.urlopen(f"{self.root}/_fake/requests", timeout=5) as r:
+            items = json.loads(r.read())
+        return [
+            {**i, "json": json.loads(i["body"])}
+            for i in items
+            if i["path"].rstrip("/").endswith("/chat/completions")
+        ]
+
+
+@pytest.fixture(scope="module")
+def fake_model(e2e_tools: None) -> Iterator[FakeModel]:
+    script = v.REPO / "tests" / "support" / "fake_openai.py"
+    if not script.exists():
+        pytest.fail("tests/support/fake_openai.py is missing")
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "--port", "0", "--exit-on-stdin-eof"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout
+    line = proc.stdout.readline().strip()
+    if not line.startswith("http"):
+        proc.kill()
+        pytest.fail(f"fake_openai.py printed {line!r} instead of its base URL")
+    yield FakeModel(proc, line)
+    with contextlib.suppress(Exception):
+        assert proc.stdin
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+# --- a code-server session -----------------------------------------------------------------------------
+
+
+@dataclass
+class Session:
+    """A running code-server with the extension installed, the demo workspace open and a browser on it."""
+
+    server: v.CodeServer
+    driver: v.Driver
+    workspace: Path
+    ext_id: str
+    name: str
+    figures: dict = field(default_factory=dict)
+    shots: int = 0
+
+    def js(self, code: str, **args) -> object:
+        return self.driver.js(code, **args)
+
+    def shot(self, label: str) -> Path:
+        """A numbered screenshot of the current page: test-output/e2e/<module>-NN-<label>.png."""
+        self.shots += 1
+        return self.driver.screenshot(f"{self.name}-{self.shots:02d}-{label}")
+
+    def palette(self, title: str) -> str:
+        return self.js("return await h.palette(args.t)", t=title)  # type: ignore[return-value]
+
+    def memory_dir(self) -> Path:
+        return self.workspace / ".my_agent_core" / "memory"
+
+
+def nls() -> dict[str, str]:
+    """The extension's English UI strings (package.nls.json)."""
+    path = v.REPO / "package.nls.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def localize(value: str) -> str:
+    """Resolves a `%key%` package.json string."""
+    if value.startswith("%") and value.endswith("%"):
+        return nls().get(value[1:-1], value)
+    return value
+
+
+def command_title(command_id: str) -> str:
+    """`Category: Title` of a contributed command, as the palette shows it."""
+    pkg = json.loads((v.REPO / "package.json").read_text(encoding="utf-8"))
+    for c in pkg["contributes"]["commands"]:
+        if c["command"] == command_id:
+            title = localize(c["title"])
+            cat = localize(c.get("category", ""))
+            return f"{cat}: {title}" if cat else title
+    raise KeyError(command_id)
+
+
+def view_name(view_id: str) -> str:
+    """The display name of a contributed view."""
+    pkg = json.loads((v.REPO / "package.json").read_text(encoding="utf-8"))
+    for views in pkg["contributes"]["views"].values():
+        for view in views:
+            if view["id"] == view_id:
+                return localize(view["name"])
+    raise KeyError(view_id)
+
+
+def start_session(
+    name: str,
+    tmp: Path,
+    vsix: Path,
+    settings: dict,
+    env: dict | None = None,
+    workspace_src: Path = FIXTURE_WORKSPACE,
+) -> Session:
+    """Copies the workspace, installs the .vsix, starts code-server and opens the browser on it."""
+    workspace = tmp / "workspace"
+    shutil.copytree(workspace_src, workspace)
+    user_data = tmp / "user-data"
+    extensions = tmp / "extensions"
+    extensions.mkdir()
+    install_s = v.install_extension(vsix, extensions, user_data)
+    record_figure(f"{name}: install .vsix", install_s)
+    v.write_user_settings(user_data, settings)
+    server = v.CodeServer(
+        folder=workspace,
+        user_data_dir=user_data,
+        extensions_dir=extensions,
+        env={"OPENAI_API_KEY": "test", **(env or {})},
+    )
+    server.start()
+    driver = v.Driver()
+    session = Session(server, driver, workspace, v.extension_id(), name)
+    try:
+        res = driver.call("launch", url=server.url)
+        session.figures["workbench"] = time.monotonic() - server.started_at
+        assert isinstance(res, dict)
+    except Exception:
+        save_failure_artifacts(session, "launch")
+        stop_session(session)
+        raise
+    return session
+
+
+def save_failure_artifacts(session: Session, label: str) -> None:
+    """Screenshot plus code-server, extension-host and language-client logs, for a failing step."""
+    with contextlib.suppress(Exception):
+        session.driver.screenshot(f"FAILED-{session.name}-{label}")
+    dest = v.OUTPUT / f"logs-{session.name}"
+    with contextlib.suppress(Exception):
+        shutil.rmtree(dest, ignore_errors=True)
+        if (session.server.user_data_dir / "logs").exists():
+            shutil.copytree(session.server.user_data_dir / "logs", dest)
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / "code-server.log").write_text(session.server.log_text())
+        errors = session.driver.js("return h.consoleErrors()")
+        (dest / "browser-console-errors.json").write_text(json.dumps(errors, indent=2))
+
+
+def stop_session(session: Session) -> None:
+    session.driver.close()
+    session.server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _artifacts_on_failure(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Saves a screenshot and the logs when a test that uses a code-server session fails."""
+    yield
+    rep = getattr(request.node, "rep_call", None)
+    if rep is None or not rep.failed:
+        return
+    for fixture_name in ("vscode", "first_run"):
+        if fixture_name in request.fixturenames:
+            session = request.getfixturevalue(fixture_name)
+            save_failure_artifacts(session, request.node.name)
