@@ -41,16 +41,24 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(metavar="COMMAND")
 
     lint = sub.add_parser("lint", help="lint memory files (path:line:col: code message)")
-    lint.add_argument("paths", nargs="*", metavar="PATH", help="memory files or folders (default: .)")
+    lint.add_argument(
+        "paths", nargs="*", metavar="PATH", help="memory files or folders (default: .)"
+    )
     lint.add_argument("--format", choices=["text", "json"], default="text")
     _limit_options(lint)
-    lint.add_argument("--near-share", type=float, default=0.9, help="near-budget warning share (0.9)")
+    lint.add_argument(
+        "--near-share", type=float, default=0.9, help="near-budget warning share (0.9)"
+    )
     lint.set_defaults(handler=_cmd_lint)
 
-    serve = sub.add_parser("serve", help="run the language server on stdio (what the editor starts)")
+    serve = sub.add_parser(
+        "serve", help="run the language server on stdio (what the editor starts)"
+    )
     serve.set_defaults(handler=_cmd_serve)
 
-    chat = sub.add_parser("chat", help="chat with the agent in the terminal on this folder's memory")
+    chat = sub.add_parser(
+        "chat", help="chat with the agent in the terminal on this folder's memory"
+    )
     from my_agent_core import chat_cli
 
     chat_cli.add_arguments(chat)
@@ -69,7 +77,9 @@ def _build_parser() -> argparse.ArgumentParser:
         cmd = msub.add_parser(name, help=help_text)
         for arg in extra:
             cmd.add_argument(arg)
-        cmd.add_argument("--dir", type=Path, help="memory folder (default: ./.my_agent_core/memory)")
+        cmd.add_argument(
+            "--dir", type=Path, help="memory folder (default: ./.my_agent_core/memory)"
+        )
         if name not in ("log", "undo"):
             cmd.add_argument("--target", choices=TARGETS, default="memory")
         if name in ("show", "log"):
@@ -85,7 +95,9 @@ def _build_parser() -> argparse.ArgumentParser:
 def _limit_options(parser: argparse.ArgumentParser) -> None:
     from my_agent_core.memory.store import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 
-    parser.add_argument("--memory-limit", type=int, default=MEMORY_CHAR_LIMIT, help="MEMORY.md budget")
+    parser.add_argument(
+        "--memory-limit", type=int, default=MEMORY_CHAR_LIMIT, help="MEMORY.md budget"
+    )
     parser.add_argument("--user-limit", type=int, default=USER_CHAR_LIMIT, help="USER.md budget")
 
 
@@ -145,7 +157,9 @@ def _show(store: object, target: str, as_json: bool) -> int:
         print(f"my-agent: {state.error}", file=sys.stderr)
         return 2
     share = state.used / state.limit if state.limit else 0
-    print(f"{state.path}: {state.used}/{state.limit} chars ({share:.0%}), {len(state.entries)} entries")
+    print(
+        f"{state.path}: {state.used}/{state.limit} chars ({share:.0%}), {len(state.entries)} entries"
+    )
     for number, entry in enumerate(state.entries, start=1):
         lines = entry.splitlines() or [""]
         print(f"{number:>3}. {lines[0]}")
@@ -197,7 +211,9 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         try:
             text = path.read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
-            results.append(_finding(path, 0, 0, 0, 0, "undecodable", 1, f"not valid UTF-8 (byte {exc.start})"))
+            results.append(
+                _finding(path, 0, 0, 0, 0, "undecodable", 1, f"not valid UTF-8 (byte {exc.start})")
+            )
             continue
         except OSError as exc:
             results.append(_finding(path, 0, 0, 0, 0, "unreadable", 1, str(exc)))
@@ -206,8 +222,17 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         for f in lint(doc, limit=limit, near_share=args.near_share):
             start, end = doc.pos_at(f.start), doc.pos_at(f.end)
             results.append(
-                _finding(path, start.line, start.col, end.line, end.col, f.code, int(f.severity), f.message,
-                         bool(f.fixes))
+                _finding(
+                    path,
+                    start.line,
+                    start.col,
+                    end.line,
+                    end.col,
+                    f.code,
+                    int(f.severity),
+                    f.message,
+                    bool(f.fixes),
+                )
             )
     if args.format == "json":
         print(json.dumps(results, ensure_ascii=False, indent=2))
@@ -215,12 +240,22 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         for r in results:
             print(f"{r['path']}:{r['line']}:{r['column']}: {r['code']} {r['message']}")
         if not files:
-            print("my-agent: no memory files found (looked for .my_agent_core/memory/*.md)", file=sys.stderr)
+            print(
+                "my-agent: no memory files found (looked for .my_agent_core/memory/*.md)",
+                file=sys.stderr,
+            )
     return 1 if any(r["severity"] == "error" for r in results) else 0
 
 
 def _finding(
-    path: Path, line: int, col: int, end_line: int, end_col: int, code: str, severity: int, message: str,
+    path: Path,
+    line: int,
+    col: int,
+    end_line: int,
+    end_col: int,
+    code: str,
+    severity: int,
+    message: str,
     fixable: bool = False,
 ) -> dict[str, object]:
     return {
@@ -245,8 +280,10 @@ def _lint_targets(paths: list[str]) -> tuple[list[Path], list[Path]]:
         if path.is_file():
             files.append(path)
         elif path.is_dir():
-            folder = path if path.name == MEMORY_SUBDIR[1] and path.parent.name == MEMORY_SUBDIR[0] else (
-                memory_dir_of(path)
+            folder = (
+                path
+                if path.name == MEMORY_SUBDIR[1] and path.parent.name == MEMORY_SUBDIR[0]
+                else (memory_dir_of(path))
             )
             files += [folder / name for name in FILE_NAMES.values() if (folder / name).is_file()]
         else:

@@ -112,7 +112,7 @@ def _parse_arguments(args: Mapping[str, Any] | str | bytes | None) -> dict[str, 
         try:
             args = json.loads(args)
         except json.JSONDecodeError as exc:
-            raise _ArgumentError(f"The arguments are not valid JSON ({exc.msg} at char {exc.pos}).")
+            raise _ArgumentError(f"The arguments are not valid JSON ({exc.msg} at char {exc.pos}).") from None
     if not isinstance(args, Mapping):
         raise _ArgumentError(f"The arguments must be a JSON object, not {_json_type_name(args)}.")
     return {str(key): value for key, value in args.items()}
@@ -208,7 +208,10 @@ def _to_text(output: Any) -> str:
 
 
 def tool(
-    func: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None
+    func: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
 ) -> Any:
     """Decorator: build a `Tool` from a typed function (schema from its signature and docstring)."""
 

@@ -191,7 +191,7 @@ class Session:
 
 def nls() -> dict[str, str]:
     """The extension's English UI strings (package.nls.json)."""
-    path = v.REPO / "package.nls.json"
+    path = v.package_dir() / "package.nls.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
@@ -204,7 +204,7 @@ def localize(value: str) -> str:
 
 def command_title(command_id: str) -> str:
     """`Category: Title` of a contributed command, as the palette shows it."""
-    pkg = json.loads((v.REPO / "package.json").read_text(encoding="utf-8"))
+    pkg = json.loads((v.package_dir() / "package.json").read_text(encoding="utf-8"))
     for c in pkg["contributes"]["commands"]:
         if c["command"] == command_id:
             title = localize(c["title"])
@@ -215,7 +215,7 @@ def command_title(command_id: str) -> str:
 
 def view_name(view_id: str) -> str:
     """The display name of a contributed view."""
-    pkg = json.loads((v.REPO / "package.json").read_text(encoding="utf-8"))
+    pkg = json.loads((v.package_dir() / "package.json").read_text(encoding="utf-8"))
     for views in pkg["contributes"]["views"].values():
         for view in views:
             if view["id"] == view_id:

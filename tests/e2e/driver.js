@@ -112,7 +112,8 @@ const h = {
       .getAttribute('aria-label')
       .catch(() => '');
     const num = (re) => Number(((label || '').match(re) || [])[1] || 0);
-    return { errors: num(/(\d+)\s+error/i), warnings: num(/(\d+)\s+warning/i), label };
+    // "Errors: 1, Warnings: 2" (or "No Problems").
+    return { errors: num(/errors?:\s*(\d+)/i), warnings: num(/warnings?:\s*(\d+)/i), label };
   },
 
   // The whole text of the active editor (select all + copy + read the clipboard): Monaco renders only the

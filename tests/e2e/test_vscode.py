@@ -54,10 +54,10 @@ def wait_until(fn: Callable[[], T], timeout: float, what: str, interval: float =
 
 def fixture_entries(name: str) -> list[str]:
     """The entries of a fixture memory file, read with the project's one parser."""
-    from my_agent_core.memory.document import parse_document  # type: ignore[attr-defined]
+    from my_agent_core.memory.document import parse
 
     text = (v.HERE / "fixtures" / "workspace" / ".my_agent_core" / "memory" / name).read_text()
-    return [e.text for e in parse_document(text).entries]
+    return list(parse(text).entry_texts)
 
 
 def lint_json(path: Path) -> list[dict]:
@@ -96,24 +96,6 @@ def memory_view_rows(s: Session) -> list[str]:
     """Rows of the Memory view, every collapsed store node expanded first."""
     return s.js(  # type: ignore[return-value]
         """
-        const name = args.name.toLowerCase();
-        const pane = [...document.querySelectorAll('.pane')].find((p) => {
-          const head = p.querySelector('.pane-header');
-          return head && (head.getAttribute('aria-label') || head.textContent || '').toLowerCase().includes(name);
-        });
-        if (!pane) return null;
-        for (const row of pane.querySelectorAll('.monaco-list-row[aria-expanded="false"]')) {
-          await row.click();
-          await h.sleep(150);
-        }
-        return [...pane.querySelectorAll('.monaco-list-row')].map(
-          (r) => (r.getAttribute('aria-label') || '') + ' || ' + (r.textContent || ''));
-        """.replace("document.", "(await page.evaluateHandle(() => document)).").replace(
-            "pane.querySelectorAll", "pane.querySelectorAll"
-        )
-        if False
-        else """
-        const name = args.name.toLowerCase();
         const panes = page.locator('.pane').filter({
           has: page.locator('.pane-header', { hasText: new RegExp(args.name, 'i') }) });
         if ((await panes.count()) === 0) return null;

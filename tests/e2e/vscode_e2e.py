@@ -69,6 +69,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def port_is_free(port: int) -> bool:
+    """True when nothing listens on 127.0.0.1:port."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 def newest_vsix() -> Path | None:
     """The most recent dist/*.vsix (or $MY_AGENT_E2E_VSIX)."""
     env = os.environ.get("MY_AGENT_E2E_VSIX")
@@ -78,9 +88,14 @@ def newest_vsix() -> Path | None:
     return Path(found[-1]) if found else None
 
 
+def package_dir() -> Path:
+    """Where the extension's package.json lives (the repo root; $MY_AGENT_E2E_PACKAGE_DIR for harness work)."""
+    return Path(os.environ.get("MY_AGENT_E2E_PACKAGE_DIR") or REPO)
+
+
 def extension_id() -> str:
     """publisher.name of the extension, read from the root package.json."""
-    pkg = json.loads((REPO / "package.json").read_text(encoding="utf-8"))
+    pkg = json.loads((package_dir() / "package.json").read_text(encoding="utf-8"))
     return f"{pkg['publisher']}.{pkg['name']}".lower()
 
 

@@ -28,7 +28,7 @@ A response is an object; every key is optional:
 
 - ``content`` (str): the assistant text. Streamed in pieces of ``chunk_size`` characters (default 8).
 - ``tool_calls`` (list): ``{"id"?, "name", "arguments"}``; ``arguments`` is a JSON string sent verbatim,
-  or any other JSON value which is encoded with ``json.dumps``. ``id`` defaults to ``call_<n>``.
+  or any other JSON value, encoded with ``json.dumps(value, ensure_ascii=False)``. ``id`` defaults to ``call_<n>``.
   Arguments are streamed in pieces of ``chunk_size`` characters too.
 - ``finish_reason`` (str): defaults to ``"tool_calls"`` when there are tool calls, else ``"stop"``.
 - ``status`` (int) with ``error`` (object, default ``{"message": "fake error", "type": "server_error"}``):
@@ -79,7 +79,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["FakeOpenAI", "RecordedRequest", "json_spans", "prompt_bytes"]
+__all__ = ["FakeOpenAI", "RecordedRequest", "json_spans", "prefix_extension_problem", "prompt_bytes"]
 
 DEFAULT_CHUNK_SIZE = 8
 
@@ -160,6 +160,30 @@ def prompt_bytes(body: bytes) -> bytes:
     return "\n".join(parts).encode("utf-8")
 
 
+def prefix_extension_problem(previous: bytes, current: bytes) -> str | None:
+    """None when `current` extends `previous` byte for byte: the same bytes up to the end of the previous
+    request's last message, more messages after it, and the same bytes after the `messages` array."""
+    prev_text, cur_text = previous.decode("utf-8"), current.decode("utf-8")
+    prev_top, cur_top = json_spans(prev_text), json_spans(cur_text)
+    assert isinstance(prev_top, dict) and isinstance(cur_top, dict)
+    if list(prev_top) != list(cur_top):
+        return f"top-level keys differ: {list(prev_top)} vs {list(cur_top)}"
+    prev_msgs = json_spans(prev_text, prev_top["messages"][0])
+    cur_msgs = json_spans(cur_text, cur_top["messages"][0])
+    assert isinstance(prev_msgs, list) and isinstance(cur_msgs, list)
+    if len(cur_msgs) <= len(prev_msgs):
+        return f"no new messages ({len(prev_msgs)} then {len(cur_msgs)})"
+    end = len(prev_text[: prev_msgs[-1][1]].encode("utf-8")) if prev_msgs else 0
+    if previous[:end] != current[:end]:
+        at = _common_prefix(previous[:end], current[:end])
+        return f"bytes differ at offset {at}: {previous[at : at + 60]!r} vs {current[at : at + 60]!r}"
+    prev_tail = previous[len(prev_text[: prev_top["messages"][1]].encode("utf-8")) :]
+    cur_tail = current[len(cur_text[: cur_top["messages"][1]].encode("utf-8")) :]
+    if prev_tail != cur_tail:
+        return f"the fields after `messages` differ: {prev_tail[:80]!r} vs {cur_tail[:80]!r}"
+    return None
+
+
 def _common_prefix(a: bytes, b: bytes) -> int:
     n = min(len(a), len(b))
     if a[:n] == b[:n]:
@@ -199,7 +223,7 @@ class FakeOpenAI:
         self.completions_served = 0
         self.load_script(script or [])
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer((host, port), handler)
+        self._httpd = _QuietServer((host, port), handler)
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
         self._thread: threading.Thread | None = None
@@ -288,6 +312,14 @@ class FakeOpenAI:
             "completion_tokens": math.ceil(len(completion_text.encode("utf-8")) / 4),
             "cached_tokens": min(cached // 4, prompt_tokens),
         }
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Clients that hang up (cancelled or timed-out requests) are expected here: no tracebacks."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -386,7 +418,7 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "id": call.get("id") or self.fake._new_call_id(),
                     "name": call.get("name", ""),
-                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                    "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
                 }
             )
         return calls

@@ -68,3 +68,17 @@ export function locateEntry(fileText: string, entries: readonly string[], index:
     }
     return 0;
 }
+
+/** An input box is one line: a multi-line entry is shown with ⏎ marks and turned back on accept. */
+export const NEWLINE_MARK = ' ⏎ ';
+
+export function toSingleLine(entry: string): string {
+    return entry.split('\n').join(NEWLINE_MARK);
+}
+
+export function fromSingleLine(value: string): string {
+    return value
+        .split(/ ?⏎ ?/)
+        .join('\n')
+        .trim();
+}

@@ -300,7 +300,7 @@ export async function resolveServerPython(opts: ResolveOptions): Promise<string>
         );
     }
     fs.mkdirSync(opts.storageDir, { recursive: true });
-    return withLock(path.join(opts.storageDir, 'python-env.lock'), log, () =>
+    return withLock(path.join(opts.storageDir, 'python-env.lock'), log, async () =>
         vscode.window.withProgress(
             {
                 location: vscode.ProgressLocation.Notification,

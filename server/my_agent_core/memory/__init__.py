@@ -1,7 +1,13 @@
 """Curated long-term memory: two small Markdown files, one parser, one store, one `memory` tool."""
 
 from my_agent_core.memory.document import ENTRY_DELIMITER, MemoryDocument, parse, serialize
-from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR, TARGETS, memory_dir_of, target_of_file
+from my_agent_core.memory.paths import (
+    FILE_NAMES,
+    MEMORY_SUBDIR,
+    TARGETS,
+    memory_dir_of,
+    target_of_file,
+)
 from my_agent_core.memory.store import (
     MEMORY_CHAR_LIMIT,
     USER_CHAR_LIMIT,

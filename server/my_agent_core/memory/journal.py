@@ -8,17 +8,20 @@ others wrote since.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = ["MAX_RECORDS", "Change", "Journal", "JournalRecord"]
 
 MAX_RECORDS = 200
+_TRIM_AT_BYTES = 512 * 1024  # trim when the file grows past this...
+_KEEP_BYTES = 256 * 1024  # ...down to the newest MAX_RECORDS records within this size
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,16 +59,25 @@ class JournalRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The record as written to disk and sent to the editor."""
-        data = asdict(self)
-        data["changes"] = [asdict(c) for c in self.changes]
-        data["before"] = self.before
-        data["after"] = self.after
-        return data
+        return {
+            "id": self.id,
+            "time": self.time,
+            "action": self.action,
+            "target": self.target,
+            "author": self.author,
+            "changes": [
+                {"index": c.index, "before": c.before, "after": c.after} for c in self.changes
+            ],
+            "undoes": self.undoes,
+            "before": self.before,
+            "after": self.after,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JournalRecord:
         changes = tuple(
-            Change(int(c["index"]), c.get("before"), c.get("after")) for c in data.get("changes", [])
+            Change(int(c["index"]), c.get("before"), c.get("after"))
+            for c in data.get("changes", [])
         )
         return cls(
             id=str(data["id"]),
@@ -83,6 +95,15 @@ class Journal:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._fd: int | None = None
+        self._fd_pid = 0
+
+    def close(self) -> None:
+        """Close the append descriptor kept open between records."""
+        if self._fd is not None and self._fd_pid == os.getpid():
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+        self._fd = None
 
     def new_record(
         self,
@@ -105,17 +126,23 @@ class Journal:
     def append(self, record: JournalRecord) -> None:
         """Append one record; trim the file when it grows past twice the bound."""
         line = json.dumps(record.to_json(), ensure_ascii=False) + "\n"
+        fd = self._descriptor()
+        os.write(fd, line.encode("utf-8"))
+        size = os.fstat(fd).st_size
+        if size > _TRIM_AT_BYTES:
+            self._trim()
+
+    def _descriptor(self) -> int:
+        """An O_APPEND descriptor of the journal, re-opened after a fork or once the file it names was
+        replaced or deleted (its link count drops to zero)."""
+        if self._fd is not None and self._fd_pid == os.getpid():
+            if os.fstat(self._fd).st_nlink > 0:
+                return self._fd
+            self.close()
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(self.path, flags, 0o644)
-        try:
-            os.write(fd, line.encode("utf-8"))
-            size = os.fstat(fd).st_size
-        finally:
-            os.close(fd)
-        if size > 64 * 1024:
-            records = self.read()
-            if len(records) > MAX_RECORDS:
-                self._rewrite(records[-MAX_RECORDS:])
+        self._fd = os.open(self.path, flags, 0o644)
+        self._fd_pid = os.getpid()
+        return self._fd
 
     def read(self) -> list[JournalRecord]:
         """All readable records, oldest first; a torn or garbled line is skipped, not fatal."""
@@ -140,8 +167,16 @@ class Journal:
                 return record
         return None
 
-    def _rewrite(self, records: list[JournalRecord]) -> None:
+    def _trim(self) -> None:
+        """Keep the newest records (amortised: runs once per ~256 KiB of appends)."""
+        kept: list[str] = []
+        size = 0
+        for record in reversed(self.read()[-MAX_RECORDS:]):
+            line = json.dumps(record.to_json(), ensure_ascii=False) + "\n"
+            size += len(line.encode("utf-8"))
+            if size > _KEEP_BYTES and kept:
+                break
+            kept.append(line)
         tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.tmp")
-        text = "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in records)
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text("".join(reversed(kept)), encoding="utf-8")
         os.replace(tmp, self.path)

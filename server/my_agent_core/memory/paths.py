@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["FILE_NAMES", "JOURNAL_NAME", "LOCK_NAME", "MEMORY_SUBDIR", "TARGETS", "memory_dir_of", "target_of_file"]
+__all__ = [
+    "FILE_NAMES",
+    "JOURNAL_NAME",
+    "LOCK_NAME",
+    "MEMORY_SUBDIR",
+    "TARGETS",
+    "memory_dir_of",
+    "target_of_file",
+]
 
 MEMORY_SUBDIR = (".my_agent_core", "memory")
 TARGETS = ("memory", "user")

@@ -26,8 +26,10 @@ class SafetyIssue:
 
 _F = re.IGNORECASE | re.DOTALL
 
-# (kind, message, pattern). Each pattern targets an instruction aimed at the model or a payload, not a topic.
-_RULES: list[tuple[str, str, re.Pattern[str]]] = [
+# (kind, message, pattern, triggers). Each pattern targets an instruction aimed at the model or a payload,
+# not a topic; a rule runs only when one of its trigger substrings (lowercase) occurs, which keeps the
+# scan cheap on ordinary text.
+_RULES: list[tuple[str, str, re.Pattern[str], tuple[str, ...]]] = [
     (
         "injection",
         "tells the model to ignore its instructions",
@@ -37,11 +39,15 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
             r"\b(?:instructions?|prompts?|rules|guidelines|directives|guardrails|messages?)\b",
             _F,
         ),
+        ("ignore", "disregard", "forget", "override", "bypass"),
     ),
     (
         "injection",
         "tells the model to ignore its instructions",
-        re.compile(r"(?:忽略|无视|忘记|忽视|不要理会)[^。\n]{0,12}(?:指令|指示|提示词?|规则|说明|设定)", _F),
+        re.compile(
+            r"(?:忽略|无视|忘记|忽视|不要理会)[^。\n]{0,12}(?:指令|指示|提示词?|规则|说明|设定)", _F
+        ),
+        ("忽略", "无视", "忘记", "忽视", "不要理会"),
     ),
     (
         "injection",
@@ -52,6 +58,7 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
             r"(?:developer|god|jailbreak|dan)\s+mode\b",
             _F,
         ),
+        ("you are now", " mode"),
     ),
     (
         "injection",
@@ -62,6 +69,7 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
             r"^\s*#{1,6}\s*(?:system|new\s+instructions)\s*:?\s*$",
             _F | re.MULTILINE,
         ),
+        ("<", "[inst", "[/inst", "#"),
     ),
     (
         "injection",
@@ -70,6 +78,7 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
             r"\b(?:reveal|print|output|repeat|leak|show)\b[^.\n]{0,30}\b(?:your|the)\s+system\s+prompt\b",
             _F,
         ),
+        ("system prompt",),
     ),
     (
         "exfiltration",
@@ -80,6 +89,7 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
             r"env(?:ironment)?\s+variables?|~/\.ssh|id_rsa|\.aws)",
             _F,
         ),
+        ("send", "post", "upload", "forward", "exfiltrat", "transmit", "email", "leak"),
     ),
     (
         "exfiltration",
@@ -89,11 +99,13 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
             r"\$\{?[A-Z_]*(?:KEY|TOKEN|SECRET|PASSWORD)[A-Z_]*\}?|~/\.ssh|id_rsa|\.aws/credentials|/etc/passwd)",
             _F,
         ),
+        ("curl", "wget", "nc", "invoke-webrequest", "fetch"),
     ),
     (
         "exfiltration",
         "renders a remote image whose URL carries data (a classic exfiltration channel)",
         re.compile(r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*\?[^)\s]*=[^)\s]*\)", _F),
+        ("![",),
     ),
     (
         "persistence",
@@ -104,6 +116,7 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
             r"[\"'`]?(?:~/)?\.(?:bashrc|zshrc|profile|bash_profile|ssh/authorized_keys)\b",
             _F,
         ),
+        ("bashrc", "zshrc", "profile", "authorized_keys", "crontab"),
     ),
     (
         "persistence",
@@ -114,11 +127,13 @@ _RULES: list[tuple[str, str, re.Pattern[str]]] = [
             r"\s+the\s+user\b|\bdon'?t\s+tell\s+the\s+user\b",
             _F,
         ),
+        ("always", "every", "from now on", "tell"),
     ),
     (
         "execution",
         "pipes a download straight into a shell",
         re.compile(r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b", _F),
+        ("curl", "wget"),
     ),
 ]
 
@@ -191,7 +206,10 @@ def _invisible_issues(text: str) -> list[SafetyIssue]:
         name = _INVISIBLE_NAMES.get(ch, "bidirectional control")
         issues.append(
             SafetyIssue(
-                "invisible", f"contains an invisible character U+{ord(ch):04X} ({name})", m.start(), m.end()
+                "invisible",
+                f"contains an invisible character U+{ord(ch):04X} ({name})",
+                m.start(),
+                m.end(),
             )
         )
     for m in _ZW_JOINERS.finditer(text):
@@ -207,11 +225,18 @@ def _invisible_issues(text: str) -> list[SafetyIssue]:
             )
     for m in _TAG_RUN.finditer(text):
         # Emoji tag sequences (subdivision flags) are 🏴 + tags + CANCEL TAG; anything else hides text.
-        is_flag = m.start() > 0 and text[m.start() - 1] == "\U0001f3f4" and m.group().endswith("\U000e007f")
+        is_flag = (
+            m.start() > 0
+            and text[m.start() - 1] == "\U0001f3f4"
+            and m.group().endswith("\U000e007f")
+        )
         if not is_flag:
             issues.append(
                 SafetyIssue(
-                    "invisible", "contains invisible Unicode tag characters (hidden text)", m.start(), m.end()
+                    "invisible",
+                    "contains invisible Unicode tag characters (hidden text)",
+                    m.start(),
+                    m.end(),
                 )
             )
     return issues
@@ -220,7 +245,10 @@ def _invisible_issues(text: str) -> list[SafetyIssue]:
 def scan(text: str) -> list[SafetyIssue]:
     """Every unsafe span in `text`, in order of position."""
     issues = _invisible_issues(text)
-    for kind, message, pattern in _RULES:
+    lowered = text.lower()
+    for kind, message, pattern, triggers in _RULES:
+        if not any(trigger in lowered for trigger in triggers):
+            continue
         for m in pattern.finditer(text):
             issues.append(SafetyIssue(kind, message, m.start(), m.end()))
     issues.sort(key=lambda issue: (issue.start, issue.end))

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from my_agent_core.memory.document import MemoryDocument, budget_used, normalize_entry, parse, serialize
+from my_agent_core.memory.document import budget_used, normalize_entry, parse, serialize
 from my_agent_core.memory.journal import Change, Journal, JournalRecord
 from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME, TARGETS
 from my_agent_core.memory.safety import describe, scan
@@ -98,6 +98,10 @@ class MemoryStore:
         self._thread_lock = threading.RLock()
         self.journal = Journal(self.mem_dir / JOURNAL_NAME)
         self.last_record: JournalRecord | None = None
+        self.journal_error: str | None = None
+        self._lock_fd: int | None = None
+        self._lock_pid = 0
+        self._disk_cache: dict[str, tuple[tuple[int, ...], str, tuple[str, ...]]] = {}
 
     # ------------------------------------------------------------------ reading
 
@@ -153,8 +157,12 @@ class MemoryStore:
         try:
             entries = self._read_entries(target)
         except (_Unavailable, OSError) as exc:
-            return StoreState(target, self.path(target), 0, self.limits[target], [], False, str(exc))
-        return StoreState(target, self.path(target), budget_used(entries), self.limits[target], entries, True)
+            return StoreState(
+                target, self.path(target), 0, self.limits[target], [], False, str(exc)
+            )
+        return StoreState(
+            target, self.path(target), budget_used(entries), self.limits[target], entries, True
+        )
 
     # ------------------------------------------------------------------ the frozen snapshot
 
@@ -177,7 +185,9 @@ class MemoryStore:
 
     def _render_section(self, target: str, entries: list[str]) -> str:
         name = self.files[target]
-        header = f"## {name} ({_TITLES[target]}) · {budget_used(entries)}/{self.limits[target]} chars"
+        header = (
+            f"## {name} ({_TITLES[target]}) · {budget_used(entries)}/{self.limits[target]} chars"
+        )
         error = self._errors.get(target)
         if error:
             return f"{header}\n[UNAVAILABLE: {name} could not be loaded; it is left untouched on disk.]"
@@ -201,10 +211,14 @@ class MemoryStore:
         """Append an entry (a duplicate is a success that writes nothing)."""
         return self.apply(target, [Operation("add", content=content)], author=author)
 
-    def replace(self, target: str, old_text: str, new_content: str, *, author: str | None = None) -> str:
+    def replace(
+        self, target: str, old_text: str, new_content: str, *, author: str | None = None
+    ) -> str:
         """Swap the one entry addressed by `old_text` for `new_content`."""
         return self.apply(
-            target, [Operation("replace", old_text=old_text, new_content=new_content)], author=author
+            target,
+            [Operation("replace", old_text=old_text, new_content=new_content)],
+            author=author,
         )
 
     def remove(self, target: str, old_text: str, *, author: str | None = None) -> str:
@@ -257,7 +271,9 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ internals
 
-    def _apply_one(self, target: str, entries: list[str], op: Operation, changes: list[Change]) -> str:
+    def _apply_one(
+        self, target: str, entries: list[str], op: Operation, changes: list[Change]
+    ) -> str:
         name = self.files[target]
         if op.action == "add":
             content = normalize_entry(op.content or "")
@@ -289,7 +305,9 @@ class MemoryStore:
         needle = normalize_entry(old_text)
         name = self.files[target]
         if not needle:
-            raise MemoryEditError("`old_text` is empty: pass a short piece of text that appears in one entry.")
+            raise MemoryEditError(
+                "`old_text` is empty: pass a short piece of text that appears in one entry."
+            )
         exact = [i for i, entry in enumerate(entries) if entry == needle]
         if exact:
             return exact[0]
@@ -335,8 +353,12 @@ class MemoryStore:
         locked: bool = False,
     ) -> str:
         with contextlib.nullcontext() if locked else self._locked():
-            raw, doc = self._read_for_edit(target)
-            original = _dedup(doc.entry_texts)
+            try:
+                path = self._resolved(target)
+            except _Unavailable as exc:
+                self._errors[target] = str(exc)
+                raise MemoryEditError(str(exc)) from None
+            raw, original, canonical = self._read_for_edit(target, path)
             before_used = budget_used(original)
             entries, changes, notes = mutate(list(original))
             after_used = budget_used(entries)
@@ -351,12 +373,16 @@ class MemoryStore:
                     f"retry: carry on with your reply.\n{_listing(original)}"
                 )
             if changes:
-                if raw and not doc.is_canonical():
-                    self._backup(target, raw)
-                self._atomic_write(self._resolved(target), serialize(entries))
+                if raw and not canonical:
+                    self._backup(target)
+                text = serialize(entries)
+                self._disk_cache[target] = (self._atomic_write(path, text), text, tuple(entries))
                 record = self.journal.new_record(action, target, author, changes, undoes)
-                self.journal.append(record)
                 self.last_record = record
+                try:
+                    self.journal.append(record)
+                except OSError as exc:  # the edit is on disk; a broken journal must not undo that
+                    self.journal_error = f"history not recorded: {exc}"
             self._entries[target] = entries
         return f"{' '.join(notes)} ({after_used}/{limit} chars used)"
 
@@ -364,40 +390,78 @@ class MemoryStore:
     def _locked(self) -> Iterator[None]:
         """Exclusive lock across threads and processes (flock on `.lock` in the memory folder)."""
         with self._thread_lock:
-            self.mem_dir.mkdir(parents=True, exist_ok=True)
-            lock_path = self.mem_dir / LOCK_NAME
-            self._refuse_outside_link(lock_path)
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = self._lock_descriptor()
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
                 yield
             finally:
-                os.close(fd)  # closing the descriptor releases the flock
+                fcntl.flock(fd, fcntl.LOCK_UN)
 
-    def _read_for_edit(self, target: str) -> tuple[str, MemoryDocument]:
+    def _lock_descriptor(self) -> int:
+        """Lock `.lock` and return its descriptor, kept open between edits (re-opened after a fork or
+        when the file was deleted or replaced, so every process always locks the same inode)."""
+        lock_path = self.mem_dir / LOCK_NAME
+        while True:
+            self._refuse_outside_link(lock_path)
+            if self._lock_fd is None or self._lock_pid != os.getpid():
+                self.mem_dir.mkdir(parents=True, exist_ok=True)
+                self._lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+                self._lock_pid = os.getpid()
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            if os.fstat(self._lock_fd).st_nlink > 0:  # still the file the others open by that name
+                return self._lock_fd
+            os.close(self._lock_fd)  # deleted or replaced under us: lock the new one
+            self._lock_fd = None
+
+    def close(self) -> None:
+        """Release the descriptors the store keeps open (also done when it is garbage-collected)."""
+        if self._lock_fd is not None and self._lock_pid == os.getpid():
+            with contextlib.suppress(OSError):
+                os.close(self._lock_fd)
+        self._lock_fd = None
+        self.journal.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def _read_for_edit(self, target: str, path: Path) -> tuple[str, list[str], bool]:
+        """The file's text, its deduplicated entries and whether it is canonical, read under the lock.
+
+        A file whose identity (inode, size, mtime) is the one this store last wrote is not read again.
+        """
         try:
-            raw = self._read_text(target)
+            try:
+                signature: tuple[int, ...] | None = _signature(os.stat(path))
+            except FileNotFoundError:
+                signature = None
+            cached = self._disk_cache.get(target)
+            if cached is not None and signature is not None and cached[0] == signature:
+                return cached[1], list(cached[2]), True
+            raw = self._read_text(path, self.files[target])
         except _Unavailable as exc:
             self._errors[target] = str(exc)
             raise MemoryEditError(str(exc)) from None
-        return raw, parse(raw)
+        doc = parse(raw)
+        return raw, _dedup(doc.entry_texts), doc.is_canonical()
 
     def _read_entries(self, target: str) -> list[str]:
-        return _dedup(parse(self._read_text(target)).entry_texts)
+        return _dedup(
+            parse(self._read_text(self._resolved(target), self.files[target])).entry_texts
+        )
 
-    def _read_text(self, target: str) -> str:
-        path = self._resolved(target)
+    def _read_text(self, path: Path, name: str) -> str:
+        """The decoded text of a memory file ("" when missing); `name` is what messages call it."""
         try:
             data = path.read_bytes()
         except FileNotFoundError:
             return ""
         except IsADirectoryError:
-            raise _Unavailable(f"{self.files[target]} is a folder, not a file; the store will not touch it.")
+            raise _Unavailable(f"{name} is a folder, not a file; the store will not touch it.") from None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise _Unavailable(
-                f"{self.files[target]} is not valid UTF-8 (bad byte at offset {exc.start}); the store will "
+                f"{name} is not valid UTF-8 (bad byte at offset {exc.start}); the store will "
                 "not overwrite it. Fix or move the file, then retry."
             ) from None
         return text  # a BOM stays: the parser skips it and marks the file non-canonical
@@ -418,7 +482,7 @@ class MemoryStore:
                 "to read or write through it (a cloned repository could aim it at your files)."
             )
 
-    def _backup(self, target: str, raw: str) -> None:
+    def _backup(self, target: str) -> None:
         """Keep the previous bytes of a non-canonical (hand-edited) file recoverable before rewriting."""
         backups = self.mem_dir / BACKUP_DIR
         backups.mkdir(exist_ok=True)
@@ -429,14 +493,17 @@ class MemoryStore:
         for old in olds[:-MAX_BACKUPS]:
             old.unlink(missing_ok=True)
 
-    def _atomic_write(self, path: Path, text: str) -> None:
-        """Temp file in the same folder, fsync, rename over the target, fsync the folder."""
+    def _atomic_write(self, path: Path, text: str) -> tuple[int, ...]:
+        """Temp file in the same folder, fsync, rename over the target, fsync the folder.
+
+        Returns the new file's identity signature (for the re-read cache)."""
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text.encode("utf-8"))
                 handle.flush()
                 os.fsync(handle.fileno())
+                signature = _signature(os.fstat(handle.fileno()))
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -447,6 +514,7 @@ class MemoryStore:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+        return signature
 
     def _clean_stale_temp_files(self) -> None:
         """Temp files of a writer that died mid-write (only when no writer holds the lock)."""
@@ -506,6 +574,11 @@ def _revert(entries: list[str], change: Change, name: str) -> list[str]:
     if change.before is not None and change.before not in entries:
         entries.insert(min(change.index, len(entries)), change.before)
     return entries
+
+
+def _signature(st: os.stat_result) -> tuple[int, ...]:
+    """What identifies one version of a file: a rename keeps it, any rewrite changes it."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _dedup(entries: list[str]) -> list[str]:

@@ -100,13 +100,17 @@ def make_memory_tool(store: MemoryStore, *, author: str | None = None) -> Tool:
 def _operations(args: dict[str, Any]) -> list[Operation]:
     """The edits a call asks for: the top-level one, then any `operations` items."""
     extra = args.get("operations")
-    top_has_fields = any(args.get(key) is not None for key in ("content", "old_text", "new_content"))
+    top_has_fields = any(
+        args.get(key) is not None for key in ("content", "old_text", "new_content")
+    )
     ops: list[Operation] = []
     if extra is None or top_has_fields:
         ops.append(_operation(args, "the call"))
     for n, item in enumerate(extra or [], start=1):
         if not isinstance(item, dict):
-            raise MemoryEditError(f"operations[{n - 1}] must be an object like {{\"action\": \"add\", \"content\": \"...\"}}.")
+            raise MemoryEditError(
+                f'operations[{n - 1}] must be an object like {{"action": "add", "content": "..."}}.'
+            )
         ops.append(_operation(item, f"operations[{n - 1}]"))
     if not ops:
         raise MemoryEditError("`operations` is empty: pass at least one edit.")
@@ -119,10 +123,16 @@ def _operation(args: dict[str, Any], where: str) -> Operation:
         value = args.get(key)
         if value is not None and not isinstance(value, str):
             raise MemoryEditError(f"`{key}` in {where} must be a string.")
-    content, old_text, new_content = args.get("content"), args.get("old_text"), args.get("new_content")
+    content, old_text, new_content = (
+        args.get("content"),
+        args.get("old_text"),
+        args.get("new_content"),
+    )
     if action == "add":
         if not content or not content.strip():
-            raise MemoryEditError("`content` is required when action is 'add': pass the entry's text.")
+            raise MemoryEditError(
+                "`content` is required when action is 'add': pass the entry's text."
+            )
         return Operation("add", content=content)
     if action in ("replace", "remove"):
         if not old_text or not old_text.strip():
@@ -138,4 +148,6 @@ def _operation(args: dict[str, Any], where: str) -> Operation:
                 "`new_content` is required when action is 'replace': pass the whole new text of the entry."
             )
         return Operation("replace", old_text=old_text, new_content=effective)
-    raise MemoryEditError(f"Unknown action {action!r} in {where}: use 'add', 'replace' or 'remove'.")
+    raise MemoryEditError(
+        f"Unknown action {action!r} in {where}: use 'add', 'replace' or 'remove'."
+    )

@@ -1,0 +1,86 @@
+import * as vscode from 'vscode';
+import { CHAT_VIEW_ID, ChatViewProvider } from './chatView';
+import { registerCommands } from './commands';
+import { getLog } from './common/log';
+import { onApiKeyChanged } from './common/secrets';
+import { ServerManager } from './common/server';
+import { currentSettings, needsRestart, SECTION } from './common/settings';
+import { MemoryModel } from './memoryModel';
+import { MemoryTreeProvider, VIEW_ID } from './memoryTree';
+import { ChatEvent, MemoryChangedParams, Methods } from './protocol';
+import { SNAPSHOT_SCHEME, SnapshotContentProvider } from './snapshotView';
+import { MemoryStatusBar } from './statusBar';
+
+/** Wiring only: builds the parts, connects their events, registers them with VS Code. */
+
+let server: ServerManager | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+    const log = getLog();
+    context.subscriptions.push(log);
+    log.info(`My Agent ${String(context.extension.packageJSON.version)} activating`);
+
+    server = new ServerManager(context);
+    const memory = new MemoryModel();
+    const nearShare = (): number => currentSettings().memory.nearBudgetShare;
+    const tree = new MemoryTreeProvider(memory, nearShare);
+    const treeView = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: tree, showCollapseAll: true });
+    const statusBar = new MemoryStatusBar(memory, nearShare);
+    const chat = new ChatViewProvider(context.extensionUri, server, memory);
+    const snapshots = new SnapshotContentProvider();
+    const srv = server;
+
+    context.subscriptions.push(
+        srv,
+        memory,
+        tree,
+        treeView,
+        statusBar,
+        chat,
+        snapshots,
+        vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
+        vscode.workspace.registerTextDocumentContentProvider(SNAPSHOT_SCHEME, snapshots),
+        ...registerCommands({ context, server: srv, memory, chat, snapshots }),
+
+        srv.onDidStart((client) => {
+            client.onNotification(Methods.memoryChanged, (p: MemoryChangedParams) => memory.onChanged(p));
+            client.onNotification(Methods.chatEvent, (e: ChatEvent) => chat.onEvent(e));
+            memory.setClient(client);
+            void memory.refresh();
+        }),
+        srv.onDidStop(() => memory.setClient(undefined)),
+
+        vscode.workspace.onDidChangeConfiguration((e) => {
+            if (needsRestart(e)) {
+                void srv.restart();
+            } else if (e.affectsConfiguration(`${SECTION}.memory`)) {
+                tree.refreshView();
+                statusBar.update();
+            }
+        }),
+        onApiKeyChanged(context.secrets, () => {
+            log.info('API key changed: restarting the server');
+            void srv.restart();
+        }),
+        vscode.workspace.onDidGrantWorkspaceTrust(() => {
+            log.info('workspace trusted: restarting the server with memory enabled');
+            void srv.restart();
+        }),
+        vscode.workspace.onDidChangeWorkspaceFolders(() => {
+            // untrustedFolders lists folders by URI, so a new folder in Restricted Mode needs a restart.
+            if (!vscode.workspace.isTrusted) {
+                void srv.restart();
+            } else {
+                void memory.refresh();
+            }
+        }),
+    );
+
+    // Not awaited: a first-run venv setup shows its own progress and must not hold up activation.
+    void srv.start();
+}
+
+export async function deactivate(): Promise<void> {
+    await server?.stop();
+    server = undefined;
+}

@@ -1,0 +1,161 @@
+"""Code actions: a quick fix per fixable finding and a fix-all source action.
+
+Fixes come ready-made with the findings of the buffer's current version (ruff-style), so a quick
+fix never re-lints. Actions carry only an `edit`, never a `command`: lsprotocol parses a CodeAction
+that has a nested command as a plain Command on the client side.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from my_agent_core.memory.lint import Finding, TextEdit, fix_all, select_edits
+
+from .convert import minimal_edit
+from .diagnostics import SOURCE, MemoryBuffer, buffers
+
+if TYPE_CHECKING:
+    from .server import MyAgentServer
+
+__all__ = ["FIX_ALL_KIND", "code_actions", "fix_all_action", "register"]
+
+FIX_ALL_KIND = "source.fixAll.myAgent"
+QUICKFIX = types.CodeActionKind.QuickFix.value
+
+
+def _wanted(only: list[str] | None, kind: str) -> bool:
+    """Whether `kind` is asked for by the context's `only` (a hierarchical prefix match)."""
+    if not only:
+        return True
+    return any(o == "" or kind == o or kind.startswith(f"{o}.") for o in only)
+
+
+def workspace_edit(ls: Any, buf: MemoryBuffer, edits: list[TextEdit]) -> types.WorkspaceEdit:
+    """A WorkspaceEdit for the buffer's current version (versioned when the client can)."""
+    conv = buf.converter
+    lsp_edits = [
+        types.TextEdit(range=conv.range(e.start, e.end), new_text=e.new_text) for e in edits
+    ]
+    try:
+        ws = ls.client_capabilities.workspace
+        versioned = bool(ws and ws.workspace_edit and ws.workspace_edit.document_changes)
+    except Exception:
+        versioned = False
+    if versioned:
+        doc_id = types.OptionalVersionedTextDocumentIdentifier(uri=buf.uri, version=buf.version)
+        return types.WorkspaceEdit(
+            document_changes=[types.TextDocumentEdit(text_document=doc_id, edits=lsp_edits)]
+        )
+    return types.WorkspaceEdit(changes={buf.uri: lsp_edits})
+
+
+def _matching(
+    buf: MemoryBuffer, params: types.CodeActionParams
+) -> list[tuple[Finding, types.Diagnostic]]:
+    """The buffer's findings the request is about, each with the diagnostic to attach."""
+    findings, diagnostics = buf.findings, buf.diagnostics
+    found: dict[int, types.Diagnostic] = {}
+    for diag in params.context.diagnostics:
+        if diag.source != SOURCE:
+            continue
+        data = diag.data if isinstance(diag.data, dict) else {}
+        n = data.get("id")
+        if data.get("gen") == buf.generation and isinstance(n, int) and 0 <= n < len(findings):
+            found[n] = diag
+            continue
+        for i, mine in enumerate(diagnostics):  # an older version's diagnostic: match it by place
+            if mine.code == diag.code and mine.range == diag.range:
+                found[i] = diag
+    if not found and not params.context.diagnostics:
+        conv = buf.converter
+        start, end = conv.offset(params.range.start), conv.offset(params.range.end)
+        for i, finding in enumerate(findings):
+            if finding.start <= end and start <= finding.end:
+                found[i] = diagnostics[i]
+    return [(findings[i], found[i]) for i in sorted(found)]
+
+
+def code_actions(ls: Any, buf: MemoryBuffer, params: types.CodeActionParams) -> list[Any]:
+    """Quick fixes for the findings in the request, then per-code and file-wide fix-alls."""
+    only = params.context.only
+    only = [getattr(o, "value", o) for o in only] if only else None
+    actions: list[types.CodeAction] = []
+    if _wanted(only, QUICKFIX):
+        codes: set[str] = set()
+        for finding, diag in _matching(buf, params):
+            for k, fix in enumerate(finding.fixes):
+                actions.append(
+                    types.CodeAction(
+                        title=fix.title,
+                        kind=QUICKFIX,
+                        diagnostics=[diag],
+                        is_preferred=k == 0,
+                        edit=workspace_edit(ls, buf, list(fix.edits)),
+                    )
+                )
+            if finding.fixes:
+                codes.add(finding.code)
+        for code in sorted(codes):
+            action = _fix_all_of_code(ls, buf, code)
+            if action is not None:
+                actions.append(action)
+    if _wanted(only, FIX_ALL_KIND):
+        action = fix_all_action(ls, buf)
+        if action is not None:
+            actions.append(action)
+    return actions
+
+
+def _fix_all_of_code(ls: Any, buf: MemoryBuffer, code: str) -> types.CodeAction | None:
+    """ "Fix all <code> problems" when more than one finding of that code is fixable."""
+    pairs = [
+        (f, d)
+        for f, d in zip(buf.findings, buf.diagnostics, strict=True)
+        if f.code == code and any(fix.fix_all for fix in f.fixes)
+    ]
+    if len(pairs) < 2:
+        return None
+    edits = select_edits(fix for f, _ in pairs for fix in f.fixes if fix.fix_all)
+    return types.CodeAction(
+        title=f"Fix all {code} problems",
+        kind=QUICKFIX,
+        diagnostics=[d for _, d in pairs],
+        edit=workspace_edit(ls, buf, edits),
+    )
+
+
+def fix_all_action(ls: Any, buf: MemoryBuffer) -> types.CodeAction | None:
+    """`source.fixAll.myAgent`: every auto-fixable problem at once (for codeActionsOnSave)."""
+    if not any(fix.fix_all for f in buf.findings for fix in f.fixes):
+        return None
+    fixed = fix_all(buf.text, limit=buf.limit, near_share=buf.near_share)
+    edit = minimal_edit(buf.text, fixed)
+    if edit is None:
+        return None
+    start, end, new_text = edit
+    return types.CodeAction(
+        title="Fix all my-agent problems",
+        kind=FIX_ALL_KIND,
+        edit=workspace_edit(ls, buf, [TextEdit(start, end, new_text)]),
+    )
+
+
+def register(ls: MyAgentServer) -> None:
+    """textDocument/codeAction with quick fixes and `source.fixAll.myAgent`."""
+
+    @ls.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND],
+            resolve_provider=False,
+        ),
+    )
+    def on_code_action(
+        ls: MyAgentServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        buf = buffers(ls).get(params.text_document.uri)
+        if buf is None:
+            return None
+        return code_actions(ls, buf, params) or None

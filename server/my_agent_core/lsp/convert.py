@@ -1,0 +1,144 @@
+"""Document offsets (code points) <-> LSP positions in the negotiated position encoding.
+
+The linter speaks code-point offsets; LSP columns count UTF-16 code units by default (an emoji
+counts 2), or UTF-8 / UTF-32 units when negotiated. Lines break at `\\n`, `\\r\\n` and `\\r` only,
+as in LSP (not at the other separators `str.splitlines` knows). Conversions stay O(line) and skip
+the encode for text that has no wide characters.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+from lsprotocol import types
+
+from my_agent_core.memory.document import MemoryDocument
+
+__all__ = [
+    "UTF8",
+    "UTF16",
+    "UTF32",
+    "PositionConverter",
+    "common_prefix",
+    "encoding_of",
+    "minimal_edit",
+]
+
+UTF8 = types.PositionEncodingKind.Utf8.value
+UTF16 = types.PositionEncodingKind.Utf16.value
+UTF32 = types.PositionEncodingKind.Utf32.value
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def encoding_of(ls: object) -> str:
+    """The position encoding negotiated with the client (UTF-16 when none was)."""
+    try:
+        encoding = ls.workspace.position_encoding  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):
+        return UTF16
+    value = getattr(encoding, "value", encoding)
+    return value if value in (UTF8, UTF16, UTF32) else UTF16
+
+
+class PositionConverter:
+    """Offsets <-> positions for one parsed document and one encoding."""
+
+    __slots__ = ("doc", "encoding", "wide")
+
+    def __init__(self, doc: MemoryDocument, encoding: str = UTF16) -> None:
+        self.doc = doc
+        self.encoding = encoding
+        if encoding == UTF32:
+            self.wide = False
+        elif encoding == UTF8:
+            self.wide = not doc.text.isascii()
+        else:
+            self.wide = _ASTRAL.search(doc.text) is not None
+
+    def position(self, offset: int) -> types.Position:
+        """The LSP position of a code-point offset (clamped to the text)."""
+        doc = self.doc
+        offset = min(max(offset, 0), len(doc.text))
+        line = bisect_right(doc.line_starts, offset) - 1
+        start = doc.line_starts[line]
+        col = offset - start
+        if self.wide and col:
+            col = self._units(doc.text[start:offset])
+        return types.Position(line=line, character=col)
+
+    def range(self, start: int, end: int) -> types.Range:
+        """The LSP range of `text[start:end]`."""
+        return types.Range(start=self.position(start), end=self.position(end))
+
+    def offset(self, position: types.Position) -> int:
+        """The code-point offset of an LSP position (past a line's end means its end, as in LSP)."""
+        doc = self.doc
+        if position.line >= len(doc.line_starts):
+            return len(doc.text)
+        line = max(position.line, 0)
+        start = doc.line_starts[line]
+        end = doc.line_end(line)
+        units = max(position.character, 0)
+        if not self.wide:
+            return min(start + units, end)
+        return start + self._chars(doc.text[start:end], units)
+
+    def _units(self, text: str) -> int:
+        if self.encoding == UTF8:
+            return len(text.encode("utf-8", "surrogatepass"))
+        return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+    def _chars(self, line: str, units: int) -> int:
+        """How many code points of `line` fit in `units` code units (a split one is excluded)."""
+        if self.encoding == UTF16 and _ASTRAL.search(line) is None:
+            return min(units, len(line))
+        if self.encoding == UTF8 and line.isascii():
+            return min(units, len(line))
+        size = 4 if self.encoding == UTF8 else 2
+        count = 0
+        for ch in line:
+            cp = ord(ch)
+            if self.encoding == UTF8:
+                width = 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else size
+            else:
+                width = 2 if cp > 0xFFFF else 1
+            if width > units:
+                break
+            units -= width
+            count += 1
+        return count
+
+
+def common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix of two strings (binary search over C-speed slice compares)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def minimal_edit(old: str, new: str) -> tuple[int, int, str] | None:
+    """One replacement `(start, end, text)` turning `old` into `new` (None when equal).
+
+    The edit leaves the common prefix and suffix out, and never starts or ends inside a CRLF
+    (which has no LSP position).
+    """
+    if old == new:
+        return None
+    prefix = common_prefix(old, new)
+    suffix = common_prefix(old[prefix:][::-1], new[prefix:][::-1])
+    start, end = prefix, len(old) - suffix
+    new_end = len(new) - suffix
+    while start > 0 and old[start - 1] == "\r" and start < len(old) and old[start] == "\n":
+        start -= 1
+    while end < len(old) and end > 0 and old[end - 1] == "\r" and old[end] == "\n":
+        end += 1
+        new_end += 1
+    new_start = start  # the prefix is shared, so shrinking it moves both sides
+    return start, end, new[new_start:new_end]

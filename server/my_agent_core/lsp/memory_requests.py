@@ -1,0 +1,107 @@
+"""`myAgent/memory/*` requests: the memory panel's state, edits (journal author `user`), undo and log.
+
+Store work runs in a worker thread (file locks may wait on other processes); the change notification is
+posted to the event loop before the answer, so the panel never sees a stale state after its own edit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from my_agent_core.memory.paths import TARGETS
+
+from .params import (
+    MEMORY_EDIT_REFUSED,
+    RequestError,
+    invalid,
+    opt_int,
+    opt_str,
+    req_choice,
+    req_str,
+    to_params,
+)
+from .workspace import record_json
+
+if TYPE_CHECKING:
+    from .server import MyAgentServer
+
+__all__ = ["register"]
+
+ACTIONS = ("add", "replace", "remove")
+
+
+def _edit_error() -> type[Exception]:
+    from my_agent_core.memory.store import MemoryEditError
+
+    return MemoryEditError
+
+
+def register(ls: MyAgentServer) -> None:
+    """The memory panel requests."""
+
+    @ls.feature("myAgent/memory/state")
+    async def memory_state(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+        params = to_params(raw)
+        folder = ls.memory.resolve(opt_str(params, "folder"))
+        return await asyncio.to_thread(ls.memory.state, folder)
+
+    @ls.feature("myAgent/memory/edit")
+    async def memory_edit(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+        params = to_params(raw)
+        folder = ls.memory.resolve(opt_str(params, "folder"))
+        target = req_choice(params, "target", TARGETS)
+        action = req_choice(params, "action", ACTIONS)
+        if action == "add":
+            args: tuple[str, ...] = (req_str(params, "content"),)
+        elif action == "replace":
+            new = opt_str(params, "newContent")
+            if new is None:
+                new = opt_str(params, "content")
+            if new is None:
+                raise invalid("`newContent` is required for replace")
+            args = (req_str(params, "oldText"), new)
+        else:
+            args = (req_str(params, "oldText"),)
+        store = ls.memory.store(folder)
+
+        def run() -> dict[str, Any]:
+            try:
+                message = getattr(store, action)(target, *args)
+            except _edit_error() as exc:
+                raise RequestError(MEMORY_EDIT_REFUSED, str(exc)) from exc
+            return {"message": message, "state": ls.memory.state(folder)}
+
+        return await asyncio.to_thread(run)
+
+    @ls.feature("myAgent/memory/undo")
+    async def memory_undo(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+        params = to_params(raw)
+        folder = ls.memory.resolve(opt_str(params, "folder"))
+        store = ls.memory.store(folder)
+
+        def run() -> dict[str, Any]:
+            try:
+                record = store.undo(author="user")
+            except _edit_error() as exc:
+                raise RequestError(MEMORY_EDIT_REFUSED, str(exc)) from exc
+            message = f"Undid {_describe(record)}"
+            return {"message": message, "state": ls.memory.state(folder)}
+
+        return await asyncio.to_thread(run)
+
+    @ls.feature("myAgent/memory/log")
+    async def memory_log(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+        params = to_params(raw)
+        folder = ls.memory.resolve(opt_str(params, "folder"))
+        limit = opt_int(params, "limit", minimum=1, maximum=10_000)
+        store = ls.memory.store(folder)
+        records = await asyncio.to_thread(store.log, limit if limit is not None else 50)
+        return {"entries": [record_json(r) for r in records]}
+
+
+def _describe(record: Any) -> str:
+    """A short human description of an undo record."""
+    if record is None:
+        return "the last change"
+    return f"{record.action} in {record.target}"

@@ -1,0 +1,250 @@
+"""The my-agent language server: memory-file features, the memory panel protocol and chat sessions.
+
+Startup stays cheap (no openai / agent import until the first chat), and every request is answered:
+`MyAgentProtocol` hands `myAgent/*` params to their handlers raw and turns a request whose params
+cannot be deserialised into a -32602 answer instead of pygls' silent drop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+
+from my_agent_core import __version__
+
+from .params import RequestError
+from .workspace import MemoryFile, MemoryWorkspace, Settings, memory_file_of
+
+__all__ = ["FEATURE_MODULES", "MyAgentProtocol", "MyAgentServer", "build_server", "main"]
+
+logger = logging.getLogger(__name__)
+
+RAW_PREFIX = "myAgent/"
+# Helper A's feature modules (each exposes `register(ls)`), then ours.
+FEATURE_MODULES = (
+    "my_agent_core.lsp.diagnostics",
+    "my_agent_core.lsp.actions",
+    "my_agent_core.lsp.views",
+    "my_agent_core.lsp.convert",
+)
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+class MyAgentProtocol(LanguageServerProtocol):
+    """LSP protocol that answers every request, even when its params are malformed."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        # json.loads calls this for every nested object; structuring is deferred to handle_message so
+        # params that merely contain a "jsonrpc" key stay data and myAgent/* params stay raw JSON.
+        return data
+
+    def handle_message(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            if hasattr(message, "jsonrpc"):
+                super().handle_message(message)
+            else:
+                logger.warning("ignoring a message that is not a JSON object")
+            return
+        method = message.get("method")
+        msg_id = message.get("id")
+        is_request = "id" in message and "method" in message
+        if message.get("jsonrpc") != self.VERSION or (is_request and not isinstance(method, str)):
+            if is_request and _valid_id(msg_id):
+                self._send_error(msg_id, -32600, "invalid request: not a JSON-RPC 2.0 request")
+            return
+        if isinstance(method, str) and method.startswith(RAW_PREFIX):
+            params = message.get("params")
+            if is_request:
+                if not _valid_id(msg_id):
+                    return
+                raw: Any = JsonRPCRequestMessage(
+                    id=msg_id, method=method, jsonrpc=self.VERSION, params=params
+                )
+            else:
+                raw = JsonRPCNotification(method=method, jsonrpc=self.VERSION, params=params)
+            super().handle_message(raw)
+            return
+        try:
+            structured = super().structure_message(message)
+        except JsonRpcException as exc:
+            self._deserialization_failed(message, exc)
+            return
+        except Exception as exc:  # pragma: no cover - structure_message wraps everything
+            self._deserialization_failed(message, JsonRpcException(message=str(exc)))
+            return
+        if not hasattr(structured, "jsonrpc"):
+            return
+        super().handle_message(structured)
+
+    def _deserialization_failed(self, message: dict[str, Any], exc: JsonRpcException) -> None:
+        """Answer a request (or fail a pending response) instead of dropping it."""
+        method = message.get("method")
+        msg_id = message.get("id")
+        if "method" in message and "id" in message:
+            if _valid_id(msg_id):
+                self._send_error(msg_id, -32602, f"invalid params for {str(method)[:100]}")
+        elif "id" in message:
+            future = self._request_futures.pop(msg_id, None) if _valid_id(msg_id) else None
+            if future is not None and not future.done():
+                future.set_exception(exc)
+        else:
+            logger.warning("dropping notification %r with malformed params", method)
+
+    def _send_error(self, msg_id: Any, code: int, message: str) -> None:
+        self._send_response(msg_id, error=types.ResponseError(code=code, message=message))
+
+
+class MyAgentServer(LanguageServer):
+    """The language server object the feature modules register on (hooks: see docs/lsp-interfaces.md)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "my-agent",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=MyAgentProtocol,
+        )
+        self.init_options: dict[str, Any] = {}
+        self.pulled_settings: dict[str, Any] = {}
+        self.pushed_settings: dict[str, Any] = {}
+        self.config: Settings = Settings.resolve([])
+        self.on_config_changed: list[Callable[[], None]] = []
+        self.on_memory_changed: list[Callable[[MemoryFile], None]] = []
+        self.watcher_registered = False
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self.memory = MemoryWorkspace(self)
+        from .chat import ChatManager
+
+        self.chat = ChatManager(self)
+
+    # ----- hooks for the feature modules -----------------------------------------------------------
+    def memory_file(self, uri: str) -> MemoryFile | None:
+        """`MemoryFile(folder, target, path)` when `uri` is a memory file, else None."""
+        return memory_file_of(uri)
+
+    def snapshot_sessions(self, folder: Path, target: str) -> list[tuple[str, frozenset[str]]]:
+        """(session id, frozen snapshot entries) of the open chat sessions with memory on `folder`."""
+        return self.chat.snapshots(folder, target)
+
+    def memory_file_saved(self, uri: str) -> None:
+        """The editor saved a memory file: announce it (source `user`)."""
+        mf = self.memory_file(uri)
+        if mf is not None:
+            try:
+                self.memory.file_changed(mf, saved_in_editor=True)
+            except Exception:
+                logger.exception("could not announce the save of %s", uri)
+
+    # ----- settings --------------------------------------------------------------------------------
+    def update_settings(self, *, notify: bool = True) -> None:
+        """Recompute the settings; rebuild stores and tell listeners when something changed."""
+        new = Settings.resolve(
+            [self.init_options, self.pushed_settings, self.pulled_settings],
+            untrusted=self.init_options.get("untrustedFolders"),
+        )
+        old, self.config = self.config, new
+        if (old.memory_char_limit, old.user_char_limit) != (
+            new.memory_char_limit,
+            new.user_char_limit,
+        ):
+            self.memory.drop_stores()
+        if notify and old != new:
+            for callback in list(self.on_config_changed):
+                try:
+                    callback()
+                except Exception:
+                    logger.exception("config-changed callback failed")
+
+    # ----- threads ---------------------------------------------------------------------------------
+    def capture_loop(self) -> None:
+        """Remember the event loop so worker threads can post work to it."""
+        try:
+            self.loop = asyncio.get_running_loop()
+            self._loop_thread = threading.get_ident()
+        except RuntimeError:
+            pass
+
+    def post(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run `fn(*args)` on the event loop (in order), from any thread."""
+        if self.loop is None or self.loop.is_closed():
+            fn(*args)
+            return
+        self.loop.call_soon_threadsafe(_guarded, fn, args)
+
+
+def _guarded(fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    try:
+        fn(*args)
+    except Exception:
+        logger.exception("posted callback %s failed", getattr(fn, "__name__", fn))
+
+
+class _QuietExpectedErrors(logging.Filter):
+    """Keep expected request errors (bad params, cancellations) out of the server's stderr."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, (RequestError, JsonRpcRequestCancelled))
+
+
+def build_server() -> MyAgentServer:
+    """A server with every feature module registered."""
+    ls = MyAgentServer()
+    from . import chat, memory_requests, workspace
+
+    workspace.register(ls)
+    memory_requests.register(ls)
+    chat.register(ls)
+    for name in FEATURE_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            if exc.name != name:
+                raise
+            logger.warning("feature module %s is missing", name)
+            continue
+        if hasattr(module, "register"):
+            module.register(ls)
+    return ls
+
+
+_server: MyAgentServer | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """`server`: the process-wide server, built on first access."""
+    global _server
+    if name == "server":
+        if _server is None:
+            _server = build_server()
+        return _server
+    raise AttributeError(name)
+
+
+def main() -> None:
+    """Serve on stdio (what `my-agent serve` runs)."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(message)s")
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietExpectedErrors())
+    global _server
+    _server = _server or build_server()
+    _server.start_io()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,708 @@
+"""Workspace folders -> memory stores, settings, file watching and change notifications.
+
+Every workspace folder gets its own panel store (journal author `user`); every change to a store, whoever
+made it, is announced once as `myAgent/memory/changed`, and a server-side write to a file that is open
+and dirty in the editor is merged into the buffer with `workspace/applyEdit` so unsaved edits survive.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from my_agent_core.memory import document as memdoc
+from my_agent_core.memory.paths import (
+    FILE_NAMES,
+    JOURNAL_NAME,
+    TARGETS,
+    memory_dir_of,
+    target_of_file,
+)
+
+from .params import invalid, to_plain
+
+if TYPE_CHECKING:
+    from my_agent_core.memory.journal import JournalRecord
+
+    from .server import MyAgentServer
+
+__all__ = [
+    "WATCH_GLOB",
+    "FolderState",
+    "MemoryFile",
+    "MemoryWorkspace",
+    "Settings",
+    "buffer_with_changes",
+    "minimal_edit",
+    "observed_store",
+    "register",
+]
+
+logger = logging.getLogger(__name__)
+
+WATCH_GLOB = "**/.my_agent_core/memory/*.md"
+DEFAULT_LIMITS = {"memory": 2200, "user": 1375}
+_MAX_LIMIT = 10_000_000
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    """A memory file: the workspace folder it belongs to, its target and its path."""
+
+    folder: Path
+    target: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The effective `myAgent` settings: pulled configuration > initializationOptions > environment."""
+
+    model: str | None = None
+    base_url: str | None = None
+    memory_char_limit: int = DEFAULT_LIMITS["memory"]
+    user_char_limit: int = DEFAULT_LIMITS["user"]
+    near_budget_share: float = 0.9
+    untrusted_folders: frozenset[Path] = field(default_factory=frozenset)
+
+    def limit(self, target: str) -> int:
+        """The character budget of a target."""
+        return self.user_char_limit if target == "user" else self.memory_char_limit
+
+    def is_trusted(self, folder: Path) -> bool:
+        """False for folders the client marked untrusted (memory linted, never used by the agent)."""
+        return norm_path(folder) not in self.untrusted_folders
+
+    @classmethod
+    def resolve(
+        cls, layers: list[Any], env: dict[str, str] | None = None, untrusted: Any = None
+    ) -> Settings:
+        """Merge setting layers (lowest priority first) and the environment fallbacks."""
+        env = os.environ if env is None else env
+        model = env.get("MY_AGENT_MODEL") or None
+        base_url = env.get("OPENAI_BASE_URL") or None
+        limits = dict(DEFAULT_LIMITS)
+        share = 0.9
+        untrusted_set: set[Path] = set(_folder_paths(untrusted))
+        for layer in layers:
+            layer = to_plain(layer)
+            if not isinstance(layer, dict):
+                continue
+            if isinstance(layer.get("model"), str) and layer["model"].strip():
+                model = layer["model"].strip()
+            if isinstance(layer.get("baseUrl"), str) and layer["baseUrl"].strip():
+                base_url = layer["baseUrl"].strip()
+            if "untrustedFolders" in layer:
+                untrusted_set |= set(_folder_paths(layer["untrustedFolders"]))
+            memory = layer.get("memory")
+            if not isinstance(memory, dict):
+                continue
+            for key, target in (("memoryCharLimit", "memory"), ("userCharLimit", "user")):
+                value = memory.get(key)
+                if _is_int(value) and 0 < value <= _MAX_LIMIT:
+                    limits[target] = value
+            value = memory.get("nearBudgetShare")
+            if _is_number(value) and 0 < value <= 1:
+                share = float(value)
+        return cls(
+            model=model,
+            base_url=base_url,
+            memory_char_limit=limits["memory"],
+            user_char_limit=limits["user"],
+            near_budget_share=share,
+            untrusted_folders=frozenset(untrusted_set),
+        )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _folder_paths(value: Any) -> list[Path]:
+    """Folder URIs (or paths) from a settings value, as normalised paths; junk is skipped."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        return []
+    paths = []
+    for item in value:
+        if isinstance(item, str) and item:
+            path = uri_to_path(item)
+            if path is not None:
+                paths.append(path)
+    return paths
+
+
+def norm_path(path: Path | str) -> Path:
+    """Absolute, normalised path (no symlink resolution: compare what the editor sends)."""
+    return Path(os.path.normcase(os.path.abspath(path)))
+
+
+def uri_to_path(uri: str) -> Path | None:
+    """A `file:` URI (or a plain absolute path) as a normalised path; None for other schemes."""
+    if "\x00" in uri:
+        return None
+    if uri.startswith("file:"):
+        try:
+            fs = to_fs_path(uri)
+        except Exception:
+            return None
+        return norm_path(fs) if fs else None
+    if "://" in uri or not os.path.isabs(uri):
+        return None
+    return norm_path(uri)
+
+
+def path_to_uri(path: Path) -> str:
+    return from_fs_path(str(path)) or path.as_uri()
+
+
+def read_text(path: Path) -> str | None:
+    """A memory file's text as the store would read it (None when missing or unreadable)."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+@dataclass
+class FolderState:
+    """One workspace folder: its URI, path, lazily built panel store and what was last announced."""
+
+    uri: str
+    path: Path
+    store: Any = None
+    announced: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    last_journal_id: str | None = None
+
+    @property
+    def memory_dir(self) -> Path:
+        return memory_dir_of(self.path)
+
+
+_OBSERVED: dict[type, type] = {}
+
+
+def observed_store(
+    mem_dir: Path,
+    settings: Settings,
+    author: str,
+    on_write: Callable[[str, str | None, JournalRecord], None],
+) -> Any:
+    """A MemoryStore whose successful edits call `on_write(target, text_before, record)` (any thread)."""
+    from my_agent_core.memory.store import MemoryStore
+
+    cls = _OBSERVED.get(MemoryStore)
+    if cls is None:
+
+        class ObservedMemoryStore(MemoryStore):  # type: ignore[misc, valid-type]
+            """Reports each edit with the file text it replaced, so open buffers can be merged."""
+
+            _on_write: Callable[[str, str | None, Any], None] | None = None
+
+            def add(self, target: str, *args: Any, **kwargs: Any) -> str:
+                return self._observe(target, super().add, target, *args, **kwargs)
+
+            def replace(self, target: str, *args: Any, **kwargs: Any) -> str:
+                return self._observe(target, super().replace, target, *args, **kwargs)
+
+            def remove(self, target: str, *args: Any, **kwargs: Any) -> str:
+                return self._observe(target, super().remove, target, *args, **kwargs)
+
+            def undo(self, *args: Any, **kwargs: Any) -> Any:
+                before = {t: read_text(self.path(t)) for t in TARGETS}
+                record = super().undo(*args, **kwargs)
+                if self._on_write is not None and record is not None:
+                    self._on_write(record.target, before.get(record.target), record)
+                return record
+
+            def _observe(self, target: str, call: Callable[..., str], *args: Any, **kwargs: Any) -> str:
+                before = read_text(self.path(target)) if target in TARGETS else None
+                previous = self.last_record
+                result = call(*args, **kwargs)
+                record = self.last_record
+                if self._on_write is not None and record is not None and record is not previous:
+                    self._on_write(target, before, record)
+                return result
+
+        cls = _OBSERVED[MemoryStore] = ObservedMemoryStore
+    store = cls(
+        mem_dir,
+        memory_char_limit=settings.memory_char_limit,
+        user_char_limit=settings.user_char_limit,
+        author=author,
+    )
+    store._on_write = on_write
+    return store
+
+
+def record_json(record: Any) -> dict[str, Any]:
+    """A journal record as the protocol sends it."""
+    return {
+        "id": record.id,
+        "time": record.time,
+        "action": record.action,
+        "target": record.target,
+        "author": record.author,
+        "before": record.before,
+        "after": record.after,
+    }
+
+
+class MemoryWorkspace:
+    """The folders the editor has open, their stores, and the announcements of their changes."""
+
+    def __init__(self, ls: MyAgentServer) -> None:
+        self.ls = ls
+        self.folders: dict[Path, FolderState] = {}
+
+    # ----- folders ---------------------------------------------------------------------------------
+    def sync_folders(self) -> tuple[list[Path], list[Path]]:
+        """Mirror pygls' workspace folders (or the root URI); returns (added, removed) paths."""
+        wanted: dict[Path, str] = {}
+        try:
+            ws = self.ls.workspace
+        except RuntimeError:
+            return [], []
+        for uri in list(ws.folders.keys()):
+            path = uri_to_path(ws.folders[uri].uri)
+            if path is not None:
+                wanted.setdefault(path, ws.folders[uri].uri)
+        if not wanted and ws.root_uri:
+            path = uri_to_path(ws.root_uri)
+            if path is not None:
+                wanted[path] = ws.root_uri
+        removed = [p for p in self.folders if p not in wanted]
+        added = [p for p in wanted if p not in self.folders]
+        for path in removed:
+            del self.folders[path]
+        for path in added:
+            self.folders[path] = FolderState(uri=wanted[path], path=path)
+        return added, removed
+
+    def resolve(self, folder_uri: str | None) -> FolderState:
+        """The folder a request names (omitted: the first folder); -32602 when it is not open."""
+        if folder_uri is None:
+            if not self.folders:
+                raise invalid("no workspace folder is open")
+            return next(iter(self.folders.values()))
+        path = uri_to_path(folder_uri)
+        state = self.folders.get(path) if path is not None else None
+        if state is None:
+            raise invalid(f"unknown workspace folder: {folder_uri[:200]!r}")
+        return state
+
+    def folder_of_path(self, path: Path) -> FolderState | None:
+        return self.folders.get(norm_path(path))
+
+    # ----- stores ----------------------------------------------------------------------------------
+    def store(self, folder: FolderState) -> Any:
+        """The folder's panel store (author `user`), built on first use with the current limits."""
+        if folder.store is None:
+            folder.store = observed_store(
+                folder.memory_dir,
+                self.ls.config,
+                "user",
+                lambda target, before, record, f=folder: self.ls.post(
+                    self.handle_write, f.path, target, before, record, "user", None
+                ),
+            )
+        return folder.store
+
+    def drop_stores(self) -> None:
+        """Forget the panel stores (the limits changed); they are rebuilt on next use."""
+        for folder in self.folders.values():
+            folder.store = None
+
+    def state(self, folder: FolderState) -> dict[str, Any]:
+        """`myAgent/memory/state` result for a folder: the stores as they are on disk."""
+        return {
+            "folder": folder.uri,
+            "trusted": self.ls.config.is_trusted(folder.path),
+            "stores": [self.store_state(folder.path, t) for t in TARGETS],
+        }
+
+    def store_state(self, folder_path: Path, target: str) -> dict[str, Any]:
+        """One target's figures from disk (via the store when it can be built, else the parser)."""
+        folder = self.folders.get(folder_path)
+        path = memory_dir_of(folder_path) / FILE_NAMES[target]
+        try:
+            store = self.store(folder) if folder is not None else None
+        except ImportError:
+            store = None
+        if store is not None:
+            st = store.state(target)
+            out = {
+                "target": target,
+                "path": str(st.path),
+                "used": st.used,
+                "limit": st.limit,
+                "entries": list(st.entries),
+                "available": bool(st.available),
+            }
+            if getattr(st, "error", None):
+                out["error"] = st.error
+            return out
+        text = read_text(path)
+        entries = memdoc.parse(text).entry_texts if text else []
+        out = {
+            "target": target,
+            "path": str(path),
+            "used": memdoc.budget_used(entries),
+            "limit": self.ls.config.limit(target),
+            "entries": entries,
+            "available": text is not None or not path.exists(),
+        }
+        if text is None and path.exists():
+            out["error"] = "the file cannot be read as UTF-8"
+        return out
+
+    # ----- announcements ---------------------------------------------------------------------------
+    def announce(
+        self,
+        folder_path: Path,
+        target: str,
+        source: str,
+        *,
+        session_id: str | None = None,
+        journal_id: str | None = None,
+        force: bool = True,
+    ) -> bool:
+        """Send `myAgent/memory/changed` for a store; with force=False only when it differs."""
+        state = self.store_state(folder_path, target)
+        key = (state["used"], tuple(state["entries"]), state["available"])
+        folder = self.folders.get(folder_path)
+        announced = folder.announced if folder is not None else {}
+        if not force and announced.get(target) == key:
+            return False
+        announced[target] = key
+        if folder is not None:
+            folder.last_journal_id = self.last_journal_id(folder_path)
+        payload = {
+            "folder": folder.uri if folder is not None else path_to_uri(folder_path),
+            **state,
+            "source": source,
+        }
+        if session_id is not None:
+            payload["sessionId"] = session_id
+        if journal_id is not None:
+            payload["journalId"] = journal_id
+        self.ls.protocol.notify("myAgent/memory/changed", payload)
+        for callback in list(self.ls.on_memory_changed):
+            try:
+                callback(MemoryFile(folder_path, target, Path(state["path"])))
+            except Exception:
+                logger.exception("memory-changed callback failed")
+        return True
+
+    def handle_write(
+        self,
+        folder_path: Path,
+        target: str,
+        before: str | None,
+        record: Any,
+        source: str,
+        session_id: str | None,
+    ) -> None:
+        """A store in this process wrote: announce it and merge it into a dirty open buffer."""
+        self.announce(folder_path, target, source, session_id=session_id, journal_id=record.id)
+        self.merge_into_open_buffers(folder_path, target, before, record)
+
+    def last_journal_id(self, folder_path: Path) -> str | None:
+        last = self.last_journal_record(folder_path)
+        return last.id if last is not None else None
+
+    def last_journal_record(self, folder_path: Path) -> Any:
+        from my_agent_core.memory.journal import Journal
+
+        try:
+            records = Journal(memory_dir_of(folder_path) / JOURNAL_NAME).read()
+        except OSError:
+            return None
+        return records[-1] if records else None
+
+    def baseline(self, folder: FolderState) -> None:
+        """Remember the current state so later watcher events announce real changes only."""
+        for target in TARGETS:
+            state = self.store_state(folder.path, target)
+            folder.announced[target] = (state["used"], tuple(state["entries"]), state["available"])
+        folder.last_journal_id = self.last_journal_id(folder.path)
+
+    def file_changed(self, mf: MemoryFile, *, saved_in_editor: bool = False) -> None:
+        """A memory file changed outside our stores: announce it with the right source."""
+        folder = self.folders.get(mf.folder)
+        source = "disk"
+        if saved_in_editor or self._is_open_and_equal(mf):
+            source = "user"
+        elif folder is not None:
+            last = self.last_journal_record(mf.folder)
+            if last is not None and last.id != folder.last_journal_id and last.target == mf.target:
+                source = "cli"
+        self.announce(mf.folder, mf.target, source, force=False)
+
+    def _is_open_and_equal(self, mf: MemoryFile) -> bool:
+        """True when an open editor buffer holds exactly the disk text (an editor save)."""
+        text = read_text(mf.path)
+        if text is None:
+            return False
+        for uri, doc in list(self.ls.workspace.text_documents.items()):
+            other = self.ls.memory_file(uri)
+            if other is not None and other.path == mf.path:
+                return _strip_bom(doc.source) == _strip_bom(text)
+        return False
+
+    # ----- open buffers ----------------------------------------------------------------------------
+    def merge_into_open_buffers(
+        self, folder_path: Path, target: str, before: str | None, record: Any
+    ) -> None:
+        """Put a server-side write into open buffers that have unsaved edits (clean ones reload)."""
+        changes = getattr(record, "changes", ())
+        if not changes:
+            return
+        for uri, doc in list(self.ls.workspace.text_documents.items()):
+            mf = self.ls.memory_file(uri)
+            if mf is None or mf.folder != folder_path or mf.target != target:
+                continue
+            buffer = doc.source
+            if before is not None and _strip_bom(buffer) == _strip_bom(before):
+                continue  # clean: the editor reloads the file from disk itself
+            merged = buffer_with_changes(buffer, changes)
+            edit = minimal_edit(buffer, merged)
+            if edit is None:
+                continue
+            self._apply_edit(doc, *edit)
+
+    def _apply_edit(self, doc: Any, start: int, end: int, new_text: str) -> None:
+        pe = self.ls.workspace.position_encoding
+        encoding = str(getattr(pe, "value", pe) or "utf-16")
+        text = doc.source
+        rng = types.Range(
+            start=offset_to_position(text, start, encoding),
+            end=offset_to_position(text, end, encoding),
+        )
+        edit = types.TextEdit(range=rng, new_text=new_text)
+        caps = self.ls.client_capabilities.workspace
+        versioned = bool(
+            caps and caps.workspace_edit and caps.workspace_edit.document_changes
+        )
+        if versioned:
+            wedit = types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(
+                            uri=doc.uri, version=doc.version
+                        ),
+                        edits=[edit],
+                    )
+                ]
+            )
+        else:
+            wedit = types.WorkspaceEdit(changes={doc.uri: [edit]})
+        params = types.ApplyWorkspaceEditParams(edit=wedit, label="my-agent: memory updated")
+        future = self.ls.workspace_apply_edit(params)
+        future.add_done_callback(_log_failure)
+
+
+def _log_failure(future: Any) -> None:
+    try:
+        result = future.result()
+        if result is not None and not getattr(result, "applied", True):
+            logger.info("client did not apply the memory edit: %s", result)
+    except Exception as exc:  # the client refused or failed: nothing to do, disk is right
+        logger.info("applyEdit failed: %s", exc)
+
+
+def _strip_bom(text: str) -> str:
+    return text[1:] if text.startswith(memdoc.BOM) else text
+
+
+def buffer_with_changes(buffer: str, changes: Any) -> str:
+    """Apply a journal record's entry-level changes to a buffer's text, keeping everything else."""
+    text = buffer
+    eol = "\r\n" if "\r\n" in buffer else "\n"
+    for change in changes:
+        doc = memdoc.parse(text)
+        old = memdoc.normalize_entry(change.before) if change.before is not None else None
+        new = memdoc.normalize_entry(change.after) if change.after is not None else None
+        present = {e.text for e in doc.entries}
+        match = next((e for e in doc.entries if old is not None and e.text == old), None)
+        if match is not None and new is not None:
+            text = text[: match.start] + new.replace("\n", eol) + text[match.end :]
+        elif match is not None:
+            start, end = doc.removal_span(match)
+            text = text[:start] + text[end:]
+        elif new is not None and new not in present:
+            text = _append_entry(doc, text, new.replace("\n", eol), eol)
+    return text
+
+
+def _append_entry(doc: memdoc.MemoryDocument, text: str, entry: str, eol: str) -> str:
+    if doc.entries:
+        at = doc.entries[-1].end
+        return text[:at] + eol + memdoc.SECTION_SIGN + eol + entry + text[at:]
+    bom = memdoc.BOM if text.startswith(memdoc.BOM) else ""
+    return bom + entry + eol
+
+
+def minimal_edit(old: str, new: str) -> tuple[int, int, str] | None:
+    """The single replacement (start, end, text) turning `old` into `new`; None when equal."""
+    if old == new:
+        return None
+    limit = min(len(old), len(new))
+    prefix = 0
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    # never start or end the edit between the two halves of a CRLF
+    while 0 < prefix < len(old) and old[prefix - 1] == "\r" and old[prefix] == "\n":
+        prefix -= 1
+    end = len(old) - suffix
+    while prefix < end < len(old) and old[end - 1] == "\r" and old[end] == "\n":
+        end += 1
+        suffix -= 1
+    return prefix, end, new[prefix : len(new) - suffix]
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def offset_to_position(text: str, offset: int, encoding: str = "utf-16") -> types.Position:
+    """An offset (code points) as an LSP position in the negotiated encoding."""
+    offset = max(0, min(offset, len(text)))
+    line = 0
+    line_start = 0
+    for m in _LINE_BREAK.finditer(text, 0, offset):
+        if m.end() > offset:
+            break
+        line += 1
+        line_start = m.end()
+    chunk = text[line_start:offset]
+    if encoding == "utf-8":
+        col = len(chunk.encode("utf-8"))
+    elif encoding == "utf-32":
+        col = len(chunk)
+    else:
+        col = len(chunk.encode("utf-16-le")) // 2
+    return types.Position(line=line, character=col)
+
+
+# ----- LSP handlers ----------------------------------------------------------------------------------
+def register(ls: MyAgentServer) -> None:
+    """Settings, workspace folders and file watching."""
+
+    @ls.feature(types.INITIALIZE)
+    def on_initialize(ls: MyAgentServer, params: types.InitializeParams) -> None:
+        ls.capture_loop()
+        options = to_plain(params.initialization_options)
+        mine = options.get("myAgent") if isinstance(options, dict) else None
+        ls.init_options = mine if isinstance(mine, dict) else {}
+        ls.update_settings(notify=False)
+        ls.memory.sync_folders()
+
+    @ls.feature(types.INITIALIZED)
+    async def on_initialized(ls: MyAgentServer, params: types.InitializedParams) -> None:
+        for folder in list(ls.memory.folders.values()):
+            try:
+                ls.memory.baseline(folder)
+            except Exception:
+                logger.exception("baseline failed for %s", folder.path)
+        await register_watcher(ls)
+        await pull_configuration(ls)
+
+    @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def on_config(ls: MyAgentServer, params: types.DidChangeConfigurationParams) -> None:
+        settings = to_plain(params.settings)
+        if isinstance(settings, dict) and isinstance(settings.get("myAgent"), dict):
+            ls.pushed_settings = settings["myAgent"]
+        if not await pull_configuration(ls):
+            ls.update_settings()
+
+    @ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def on_folders(ls: MyAgentServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        added, removed = ls.memory.sync_folders()
+        for path in added:
+            ls.memory.baseline(ls.memory.folders[path])
+        for path in removed:
+            ls.chat.end_folder(path)
+
+    @ls.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def on_watched(ls: MyAgentServer, params: types.DidChangeWatchedFilesParams) -> None:
+        seen: set[Path] = set()
+        for change in params.changes:
+            mf = ls.memory_file(change.uri)
+            if mf is None or mf.path in seen:
+                continue
+            seen.add(mf.path)
+            try:
+                ls.memory.file_changed(mf)
+            except Exception:
+                logger.exception("could not announce a change of %s", mf.path)
+
+
+async def pull_configuration(ls: MyAgentServer) -> bool:
+    """Pull the `myAgent` section when the client supports it; True when it answered."""
+    caps = ls.client_capabilities.workspace
+    if not (caps and caps.configuration):
+        return False
+    try:
+        result = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section="myAgent")])
+        )
+    except Exception as exc:
+        logger.info("workspace/configuration failed: %s", exc)
+        return False
+    value = to_plain(result[0]) if result else None
+    ls.pulled_settings = value if isinstance(value, dict) else {}
+    ls.update_settings()
+    return True
+
+
+async def register_watcher(ls: MyAgentServer) -> None:
+    """Ask the client to watch the memory files (dynamic registration only)."""
+    caps = ls.client_capabilities.workspace
+    watched = caps.did_change_watched_files if caps else None
+    if not (watched and watched.dynamic_registration):
+        return
+    registration = types.Registration(
+        id=f"my-agent-memory-watch-{uuid.uuid4().hex[:8]}",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern=WATCH_GLOB)]
+        ),
+    )
+    try:
+        await ls.client_register_capability_async(
+            types.RegistrationParams(registrations=[registration])
+        )
+        ls.watcher_registered = True
+    except Exception as exc:
+        logger.info("client/registerCapability failed: %s", exc)
+
+
+def memory_file_of(uri: str) -> MemoryFile | None:
+    """`MemoryFile` for a memory-file URI (`.../.my_agent_core/memory/MEMORY.md|USER.md`), else None."""
+    if not isinstance(uri, str):
+        return None
+    path = uri_to_path(unquote(uri)) if not uri.startswith("file:") else uri_to_path(uri)
+    if path is None:
+        return None
+    target = target_of_file(path)
+    if target is None:
+        return None
+    return MemoryFile(folder=path.parent.parent.parent, target=target, path=path)
