@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from my_agent_core.agent import Agent
-from my_agent_core.tools import tool
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.fixtures import (
     assert_prefix_chain,
@@ -14,6 +12,9 @@ from tests.support.fixtures import (
     request_messages,
     tool_call,
 )
+
+from my_agent_core.agent import Agent
+from my_agent_core.tools import tool
 
 
 def mem(action: str, target: str = "memory", **fields: str) -> dict:
@@ -37,12 +38,18 @@ def test_seed_timeline_cold_start_run_recall_reset(fake, client, tmp_path: Path)
                 mem("add", target="user", content="Prefers tabs, 120-char lines"),
             ],
         },
-        {"tool_calls": [mem("replace", old_text="pytest", new_content="Project runs tests with vitest")]},
+        {
+            "tool_calls": [
+                mem("replace", old_text="pytest", new_content="Project runs tests with vitest")
+            ]
+        },
         {"tool_calls": [mem("add", content="Temporary note")]},
         {"tool_calls": [mem("remove", old_text="Temporary")]},
         {"content": "Saved: vitest for tests, and your formatting preferences."},
     )
-    reply = agent.run("Remember: tests use pytest. Actually vitest. I like tabs and 120-char lines.")
+    reply = agent.run(
+        "Remember: tests use pytest. Actually vitest. I like tabs and 120-char lines."
+    )
     assert reply == "Saved: vitest for tests, and your formatting preferences."
     memory_text = (mem_dir / "MEMORY.md").read_text(encoding="utf-8")
     assert "Project runs tests with vitest" in memory_text
@@ -144,7 +151,10 @@ def test_several_tool_calls_per_step_run_in_order(fake, make_agent, events) -> N
     assert tools[0]["function"]["name"] == "lookup"
     assert tools[0]["function"]["description"] == "Look a key up."
     assert tools[0]["function"]["parameters"]["required"] == ["key"]
-    assert tools[0]["function"]["parameters"]["properties"]["key"]["description"] == "the key to look up."
+    assert (
+        tools[0]["function"]["parameters"]["properties"]["key"]["description"]
+        == "the key to look up."
+    )
     assert "required" not in tools[1]["function"]["parameters"]
 
 
@@ -174,7 +184,9 @@ def test_events_and_a_failing_listener_do_not_break_the_loop(fake, client) -> No
         seen.append(event)
         raise ValueError("listener bug")
 
-    agent = Agent(model="fake-model", client=client, memory_dir=False, tools=[lookup], on_event=listener)
+    agent = Agent(
+        model="fake-model", client=client, memory_dir=False, tools=[lookup], on_event=listener
+    )
     fake.add({"tool_calls": [tool_call("lookup", {"key": "z"}, "c1")]}, {"content": "hello world"})
     assert agent.run("hi") == "hello world"
     kinds = [e["kind"] for e in seen]
@@ -183,7 +195,12 @@ def test_events_and_a_failing_listener_do_not_break_the_loop(fake, client) -> No
     text = "".join(e["text"] for e in seen if e["kind"] == "delta")
     assert text == "hello world"
     call = next(e for e in seen if e["kind"] == "tool_call")
-    assert call == {"kind": "tool_call", "call_id": "c1", "name": "lookup", "arguments": '{"key": "z"}'}
+    assert call == {
+        "kind": "tool_call",
+        "call_id": "c1",
+        "name": "lookup",
+        "arguments": '{"key": "z"}',
+    }
     result = next(e for e in seen if e["kind"] == "tool_result")
     assert result == {
         "kind": "tool_result",
@@ -198,8 +215,14 @@ def test_events_and_a_failing_listener_do_not_break_the_loop(fake, client) -> No
 def test_usage_accounting(fake, make_agent, events) -> None:
     agent = make_agent()
     fake.add(
-        {"content": "one", "usage": {"prompt_tokens": 100, "completion_tokens": 5, "cached_tokens": 0}},
-        {"content": "two", "usage": {"prompt_tokens": 120, "completion_tokens": 7, "cached_tokens": 96}},
+        {
+            "content": "one",
+            "usage": {"prompt_tokens": 100, "completion_tokens": 5, "cached_tokens": 0},
+        },
+        {
+            "content": "two",
+            "usage": {"prompt_tokens": 120, "completion_tokens": 7, "cached_tokens": 96},
+        },
         {"content": "three", "usage": None},
     )
     agent.run("a")
@@ -228,3 +251,21 @@ def test_history_is_valid_after_a_long_tool_session(fake, make_agent) -> None:
     assert agent.run("loop") == "end"
     assert_valid_history(agent.messages)
     assert agent.messages[-1] == {"role": "assistant", "content": "end"}
+
+
+def test_memory_changed_events_only_for_real_writes(
+    fake, make_agent, events, tmp_path: Path
+) -> None:
+    agent = make_agent(memory_dir=tmp_path / "m")
+    fake.add(
+        {"tool_calls": [mem("add", target="user", content="Uses Emacs")]},
+        {"tool_calls": [mem("add", target="user", content="Uses Emacs")]},  # already there
+        {"content": "ok"},
+    )
+    agent.run("I use Emacs")
+    changed = [e for e in events if e["kind"] == "memory_changed"]
+    assert len(changed) == 1
+    assert changed[0]["target"] == "user" and changed[0]["action"] == "add"
+    assert changed[0]["journal_id"] == agent.memory_store.last_record.id
+    results = [e for e in events if e["kind"] == "tool_result"]
+    assert [r["ok"] for r in results] == [True, True]

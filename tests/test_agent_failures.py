@@ -11,12 +11,26 @@ from pathlib import Path
 
 import openai
 import pytest
+from tests.support.fake_openai import prefix_extension_problem
+from tests.support.fixtures import *  # noqa: F403
+from tests.support.fixtures import (
+    assert_prefix_chain,
+    assert_valid_history,
+    request_messages,
+    tool_call,
+)
 
 from my_agent_core.agent import Agent, AgentCancelled, AgentError
 from my_agent_core.tools import tool
-from tests.support.fake_openai import prefix_extension_problem
-from tests.support.fixtures import *  # noqa: F403
-from tests.support.fixtures import assert_valid_history, request_messages, tool_call
+
+
+@pytest.fixture(autouse=True)
+def _every_request_extends_the_last_successful_one(request):
+    """Checked after every test here: failures never break the byte-for-byte prefix invariant."""
+    fake = request.getfixturevalue("fake") if "fake" in request.fixturenames else None
+    yield
+    if fake is not None:
+        assert_prefix_chain(fake.completion_requests)
 
 
 @tool
@@ -33,7 +47,12 @@ def last_successful_then_next(fake, failed: int) -> tuple[bytes, bytes]:
 
 @pytest.mark.parametrize(
     ("status", "message"),
-    [(400, "messages: invalid role"), (401, "Incorrect API key"), (429, "Rate limit"), (500, "overload")],
+    [
+        (400, "messages: invalid role"),
+        (401, "Incorrect API key"),
+        (429, "Rate limit"),
+        (500, "overload"),
+    ],
 )
 def test_http_errors_name_status_and_provider_message(fake, make_agent, events, status, message):
     agent = make_agent()
@@ -96,7 +115,9 @@ def test_connection_dropped_mid_stream(fake, make_agent):
 
 def test_provider_error_mid_stream(fake, make_agent):
     agent = make_agent()
-    fake.add({"content": "partial", "stream_error": {"message": "model overloaded", "type": "server"}})
+    fake.add(
+        {"content": "partial", "stream_error": {"message": "model overloaded", "type": "server"}}
+    )
     with pytest.raises(AgentError, match="model overloaded") as info:
         agent.run("hi")
     assert info.value.kind == "stream"
@@ -131,7 +152,10 @@ def test_empty_answer_is_retried_once_then_fails(fake, make_agent):
         agent.run("again")
     assert info.value.kind == "empty_reply"
     assert agent.run("third") == "ok"
-    assert [m["content"] for m in request_messages(fake)[1:]] == ["hi", "second try", "third"]
+    # "again" was part of successful (empty) exchanges, so it stays: the next request extends them.
+    contents = [m["content"] for m in request_messages(fake)[1:]]
+    assert contents == ["hi", "second try", "again", "third"]
+    assert_valid_history(agent.messages)
 
 
 def test_step_limit(fake, make_agent):
@@ -152,8 +176,12 @@ def test_step_limit(fake, make_agent):
 
 def test_three_failed_memory_calls_stop_memory_for_the_run(fake, make_agent, tmp_path: Path):
     agent = make_agent(memory_dir=tmp_path / "mem")
-    bad = tool_call("memory", {"target": "memory", "action": "replace", "old_text": "missing", "content": "x"})
-    good = tool_call("memory", {"target": "memory", "action": "add", "content": "Should not be saved"})
+    bad = tool_call(
+        "memory", {"target": "memory", "action": "replace", "old_text": "missing", "content": "x"}
+    )
+    good = tool_call(
+        "memory", {"target": "memory", "action": "add", "content": "Should not be saved"}
+    )
     fake.add({"tool_calls": [bad, bad]}, {"tool_calls": [bad, good]}, {"tool_calls": [good]})
     fake.add({"content": "giving up on memory"})
     assert agent.run("remember") == "giving up on memory"
@@ -266,7 +294,15 @@ async def test_arun_cancelled_by_asyncio(fake, make_agent):
 def test_a_second_concurrent_run_is_refused(fake, make_agent):
     agent = make_agent()
     fake.add({"content": "slow", "hang_after_chunks": 1}, {"content": "ok"})
-    worker = threading.Thread(target=lambda: pytest.raises(AgentCancelled, agent.run, "a"))
+    outcome: list[BaseException] = []
+
+    def first_run():
+        try:
+            agent.run("a")
+        except AgentCancelled as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=first_run)
     worker.start()
     while not fake.completion_requests:
         time.sleep(0.01)
@@ -274,6 +310,7 @@ def test_a_second_concurrent_run_is_refused(fake, make_agent):
         agent.run("b")
     agent.cancel()
     worker.join(10)
+    assert outcome and isinstance(outcome[0], AgentCancelled)
     assert agent.run("c") == "ok"
 
 

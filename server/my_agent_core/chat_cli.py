@@ -8,6 +8,7 @@ reply cancels that reply; Ctrl-C or Ctrl-D at the prompt leaves.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import threading
@@ -74,12 +75,19 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
     where = agent.memory_store.mem_dir if agent.memory_store is not None else "off"
     print(f"my-agent chat · model {model} · memory {where}", file=err)
     print(HELP, file=err)
+    interactive = stdin is sys.stdin and out is sys.stdout and _isatty(stdin)
+    if interactive:
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401  (line editing and history for input())
     while True:
-        out.write("\n> ")
-        out.flush()
         try:
-            line = stdin.readline()
-        except KeyboardInterrupt:
+            if interactive:
+                line = input("\n> ") + "\n"
+            else:
+                out.write("\n> ")
+                out.flush()
+                line = stdin.readline()
+        except (KeyboardInterrupt, EOFError):
             out.write("\n")
             return 0
         if not line:
@@ -103,6 +111,13 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
                 print(HELP, file=out)
             continue
         _turn(agent, text, view, AgentCancelled, AgentError)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _turn(agent: Any, text: str, view: _View, cancelled: type, failed: type) -> None:

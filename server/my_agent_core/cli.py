@@ -158,7 +158,7 @@ def _show(store: object, target: str, as_json: bool) -> int:
         return 2
     share = state.used / state.limit if state.limit else 0
     print(
-        f"{state.path}: {state.used}/{state.limit} chars ({share:.0%}), {len(state.entries)} entries"
+        f"{state.path}: {state.used}/{state.limit} chars ({share:.0%}), {_plural(len(state.entries), 'entry', 'entries')}"
     )
     for number, entry in enumerate(state.entries, start=1):
         lines = entry.splitlines() or [""]
@@ -186,6 +186,10 @@ def _log(store: object, limit: int, as_json: bool) -> int:
         if r.after is not None:
             print(f"    + {_one_line(r.after)}")
     return 0
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def _one_line(text: str, width: int = 100) -> str:

@@ -14,14 +14,17 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 import vscode_e2e as v
 
 FIXTURE_WORKSPACE = v.HERE / "fixtures" / "workspace"
+MEMORY_REL = ".my_agent_core/memory/MEMORY.md"
+T = TypeVar("T")
 FIGURES: dict[str, float] = {}
 
 
@@ -65,8 +68,15 @@ def e2e_tools() -> None:
 
 
 def _newest_source_mtime() -> float:
-    roots = [v.REPO / "client" / "src", v.REPO / "client" / "media", v.REPO / "server" / "my_agent_core"]
-    files = [v.REPO / "package.json", *(p for r in roots if r.exists() for p in r.rglob("*") if p.is_file())]
+    roots = [
+        v.REPO / "client" / "src",
+        v.REPO / "client" / "media",
+        v.REPO / "server" / "my_agent_core",
+    ]
+    files = [v.REPO / "package.json", v.REPO / "package.nls.json"]
+    for root in roots:
+        if root.exists():
+            files += [p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts]
     return max((p.stat().st_mtime for p in files if p.exists()), default=0.0)
 
 
@@ -78,7 +88,9 @@ def vsix(e2e_tools: None) -> Path:
     stale = found is None or found.stat().st_mtime < _newest_source_mtime()
     if stale and not no_build:
         if not (v.REPO / "node_modules").exists():
-            pytest.fail("dist/*.vsix is missing or stale and node_modules is absent: run `npm ci` first")
+            pytest.fail(
+                "dist/*.vsix is missing or stale and node_modules is absent: run `npm ci` first"
+            )
         t0 = time.monotonic()
         proc = subprocess.run(
             ["npm", "run", "package"], cwd=v.REPO, capture_output=True, text=True, timeout=600
@@ -213,6 +225,15 @@ def command_title(command_id: str) -> str:
     raise KeyError(command_id)
 
 
+def container_title(container_id: str) -> str:
+    """The title of a contributed activity-bar view container."""
+    pkg = json.loads((v.package_dir() / "package.json").read_text(encoding="utf-8"))
+    for c in pkg["contributes"]["viewsContainers"]["activitybar"]:
+        if c["id"] == container_id:
+            return localize(c["title"])
+    raise KeyError(container_id)
+
+
 def view_name(view_id: str) -> str:
     """The display name of a contributed view."""
     pkg = json.loads((v.package_dir() / "package.json").read_text(encoding="utf-8"))
@@ -291,3 +312,32 @@ def _artifacts_on_failure(request: pytest.FixtureRequest) -> Iterator[None]:
         if fixture_name in request.fixturenames:
             session = request.getfixturevalue(fixture_name)
             save_failure_artifacts(session, request.node.name)
+
+
+# --- polling and reading the workbench ----------------------------------------------------------------
+
+
+def wait_until(fn: Callable[[], T], timeout: float, what: str, interval: float = 0.25) -> T:
+    """Polls fn until it returns something truthy; fails with `what` after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while time.monotonic() < deadline:
+        try:
+            last = fn()
+        except v.DriverError as e:
+            last = e
+        else:
+            if last:
+                return last  # type: ignore[return-value]
+        time.sleep(interval)
+    raise AssertionError(
+        f"timed out after {timeout:.0f} s waiting for {what}; last value: {last!r}"
+    )
+
+
+def problems_rows(s: Session) -> list[str]:
+    return s.js("return await h.problems()")  # type: ignore[return-value]
+
+
+def my_agent_rows(s: Session) -> list[str]:
+    return [r for r in problems_rows(s) if "my-agent" in r]

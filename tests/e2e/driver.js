@@ -176,7 +176,7 @@ const h = {
   },
 };
 
-async function launch({ url, width = 1400, height = 900, executablePath, timeout = 90000 }) {
+async function launch({ url, width = 1400, height = 1000, executablePath, timeout = 90000 }) {
   browser = await chromium.launch({
     executablePath: executablePath || process.env.CHROMIUM || '/usr/bin/chromium',
     args: [

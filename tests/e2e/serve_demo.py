@@ -7,6 +7,7 @@ over-budget demo file gets its diagnostics, saves test-output/e2e/demo-check.png
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import signal
@@ -49,18 +50,32 @@ def check(server: v.CodeServer, workspace: Path) -> int:
     memory = workspace / ".my_agent_core" / "memory" / "MEMORY.md"
     try:
         driver.call("launch", url=server.url)
-        print(f"demo --check: workbench shown {time.monotonic() - server.started_at:.1f} s after start")
+        print(
+            f"demo --check: workbench shown {time.monotonic() - server.started_at:.1f} s after start"
+        )
         deadline = time.monotonic() + 90
         while (activated := server.activation_wall_time(ext_id)) is None:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{ext_id} was not activated within 90 s")
             time.sleep(0.25)
-        print(f"demo --check: {ext_id} activated {activated - server.started_wall:.1f} s after start")
+        print(
+            f"demo --check: {ext_id} activated {activated - server.started_wall:.1f} s after start"
+        )
         if "Activating extension" in server.exthost_log() and "failed" in server.exthost_log():
             for line in server.exthost_log().splitlines():
                 if "Activating extension" in line and "failed" in line:
                     raise RuntimeError(line)
         if memory.exists():
+            usage = driver.js(
+                """return await h.waitFor(async () => (await page.locator('.statusbar-item')
+                     .evaluateAll((els) => els.map((e) => e.textContent || '')))
+                     .find((t) => t.includes('Memory') && t.includes('%')),
+                   { timeout: 90000, what: 'the memory usage in the status bar' });"""
+            )
+            waited = time.monotonic() - server.started_at
+            print(
+                f"demo --check: language server ready {waited:.1f} s after start ({usage.strip()})"
+            )
             rel = memory.relative_to(workspace).as_posix()
             driver.js("await h.openFile(args.rel)", rel=rel)
             counts = driver.js(
@@ -69,7 +84,9 @@ def check(server: v.CodeServer, workspace: Path) -> int:
                    { timeout: 90000, what: 'diagnostics on MEMORY.md' });"""
             )
             waited = time.monotonic() - server.started_at
-            print(f"demo --check: diagnostics shown {waited:.1f} s after start ({json.dumps(counts)})")
+            print(
+                f"demo --check: diagnostics shown {waited:.1f} s after start ({json.dumps(counts)})"
+            )
             driver.js("await h.palette('View: Focus Problems')")
             time.sleep(1.0)
         shot = driver.screenshot("demo-check")
@@ -77,10 +94,11 @@ def check(server: v.CodeServer, workspace: Path) -> int:
         return 0
     except Exception as e:
         print(f"demo --check: FAILED: {e}", file=sys.stderr)
-        try:
-            print(f"demo --check: screenshot {driver.screenshot('FAILED-demo-check')}", file=sys.stderr)
-        except Exception:
-            pass
+        with contextlib.suppress(Exception):
+            print(
+                f"demo --check: screenshot {driver.screenshot('FAILED-demo-check')}",
+                file=sys.stderr,
+            )
         print(server.exthost_log()[-3000:], file=sys.stderr)
         return 1
     finally:
@@ -91,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("folder", nargs="?", help="folder to open (default: a fresh copy of demo/)")
     parser.add_argument("--check", action="store_true", help="verify non-interactively, then exit")
-    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 8080, else free)")
+    parser.add_argument(
+        "--port", type=int, default=0, help="port on 127.0.0.1 (default 8080, else free)"
+    )
     args = parser.parse_args(argv)
 
     why = v.missing_tools()
@@ -109,7 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     v.write_user_settings(user_data, settings())
 
     port = args.port or (8080 if v.port_is_free(8080) else v.free_port())
-    server = v.CodeServer(folder=workspace, user_data_dir=user_data, extensions_dir=extensions, port=port)
+    server = v.CodeServer(
+        folder=workspace, user_data_dir=user_data, extensions_dir=extensions, port=port
+    )
     server.start()
     try:
         if args.check:
@@ -117,19 +139,24 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(f"  my-agent-core is running in VS Code: {server.url}")
         print(f"  workspace: {workspace}")
-        print("  Open MEMORY.md to see its diagnostics and quick fixes; the My Agent view lists the memory.")
-        print("  To chat, point it at any OpenAI-compatible endpoint: set myAgent.baseUrl and myAgent.model")
-        print("  (Settings), then run 'My Agent: Set API Key' -- or export OPENAI_BASE_URL, MY_AGENT_MODEL and")
+        print(
+            "  Open MEMORY.md to see its diagnostics and quick fixes; the My Agent view lists the memory."
+        )
+        print(
+            "  To chat, point it at any OpenAI-compatible endpoint: set myAgent.baseUrl and myAgent.model"
+        )
+        print(
+            "  (Settings), then run 'My Agent: Set API Key' -- or export OPENAI_BASE_URL, MY_AGENT_MODEL and"
+        )
         print("  OPENAI_API_KEY before starting this script.")
         print("  Ctrl-C stops it.")
         print(flush=True)
         stop = []
+        # Explicit handlers: a shell's background job starts with SIGINT ignored.
         signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-        try:
-            while not stop and server.proc and server.proc.poll() is None:
-                time.sleep(0.5)
-        except KeyboardInterrupt:
-            pass
+        signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+        while not stop and server.proc and server.proc.poll() is None:
+            time.sleep(0.5)
         if server.proc and server.proc.poll() is not None:
             print(f"demo: code-server exited:\n{server.log_text()[-3000:]}", file=sys.stderr)
             return 1

@@ -167,7 +167,11 @@ class CodeServer:
         self.port = self.port or free_port()
         self.log_path = self.user_data_dir.parent / "code-server.log"
         env = dict(os.environ)
-        env.update(self.env)
+        for key, value in self.env.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
         # code-server reads (and would write) ~/.config/code-server/config.yaml: keep it private.
         config = self.user_data_dir.parent / "code-server-config.yaml"
         config.write_text("auth: none\ncert: false\n", encoding="utf-8")
@@ -233,9 +237,11 @@ class CodeServer:
 
     def exthost_log(self) -> str:
         """Everything the remote extension host logged so far."""
-        return "\n".join(
-            p.read_text(errors="replace") for p in self.logs("**/remoteexthost.log")
-        )
+        return "\n".join(p.read_text(errors="replace") for p in self.logs("**/remoteexthost.log"))
+
+    def extension_log(self) -> str:
+        """The extension's "My Agent" output channel (a log file of the remote extension host)."""
+        return "\n".join(p.read_text(errors="replace") for p in self.logs("**/*My Agent*.log"))
 
     def activation_wall_time(self, ext_id: str) -> float | None:
         """Wall-clock time (epoch s) at which the extension host began activating `ext_id`, if it did."""

@@ -16,10 +16,10 @@ import asyncio
 import inspect
 import json
 import os
-import uuid
-from concurrent.futures import Future
 import sys
+import uuid
 from collections.abc import AsyncIterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,9 @@ def plain(value: Any) -> Any:
     return value
 
 
-def vscode_capabilities(*, pull: bool = True, dynamic_watch: bool = True) -> types.ClientCapabilities:
+def vscode_capabilities(
+    *, pull: bool = True, dynamic_watch: bool = True
+) -> types.ClientCapabilities:
     """VS Code 1.65 capabilities (pytest-lsp snapshot), plus pull diagnostics when `pull`."""
     caps = pytest_lsp.client_capabilities("visual-studio-code")
     if pull:
@@ -90,7 +92,9 @@ def _install_recorders(client: LanguageClient, apply_edit_ok: bool) -> None:
         client.feature(method)(record)
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
-    def apply_edit(ls: Any, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+    def apply_edit(
+        ls: Any, params: types.ApplyWorkspaceEditParams
+    ) -> types.ApplyWorkspaceEditResult:
         client.applied_edits.append(params)  # type: ignore[attr-defined]
         client.my_log.append(("workspace/applyEdit", params))  # type: ignore[attr-defined]
         return types.ApplyWorkspaceEditResult(applied=apply_edit_ok)
@@ -133,9 +137,7 @@ async def start_server(
         types.InitializeParams(
             capabilities=caps,
             root_uri=folders[0].as_uri() if folders else None,
-            workspace_folders=[
-                types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders
-            ],
+            workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
             initialization_options={"myAgent": init_options or {}},
         )
     )
@@ -194,7 +196,9 @@ async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """A workspace folder with two MEMORY.md entries and an empty USER.md."""
-    return make_folder(tmp_path, "ws", memory="uses uv" + DELIM + "tests run with pytest\n", user="")
+    return make_folder(
+        tmp_path, "ws", memory="uses uv" + DELIM + "tests run with pytest\n", user=""
+    )
 
 
 @pytest_asyncio.fixture

@@ -55,10 +55,17 @@ request to this server) // 4``; ``completion_tokens = ceil(len(content + all arg
 sent in streaming mode only when the request asks for it (``stream_options.include_usage``), as a last
 chunk with ``choices: []``, like OpenAI does.
 
+Recorded requests: ``fake.requests`` (every request) and ``fake.completion_requests`` (chat completions) are
+``RecordedRequest`` objects with the raw ``body`` bytes, lower-cased ``headers``, ``outcome`` ("ok" for a
+complete completion, else "error", "hang", "dropped", "stream_error", "disconnected") and
+``handled_seconds`` (server time, for benchmarks). ``prefix_extension_problem(previous, current)`` returns
+None when ``current`` extends ``previous`` byte for byte (same bytes up to the end of the previous
+request's last message, more messages, the same bytes after the ``messages`` array), else what differs.
+
 Non-streaming requests (``"stream": false`` or absent) get one ``chat.completion`` JSON object.
 
-Control endpoints (for out-of-process use): ``GET /_fake/requests`` returns ``[{"path", "body"}]`` (body as
-UTF-8 text) of every request received; ``POST /_fake/script`` with a script body appends its responses
+Control endpoints (for out-of-process use): ``GET /_fake/requests`` returns ``[{"method", "path", "body",
+"handled_seconds"}]`` (body as UTF-8 text) of every request received; ``POST /_fake/script`` with a script body appends its responses
 (``?replace=1`` replaces the remaining ones); ``GET /v1/models`` lists one model ``fake-model``.
 """
 
@@ -79,20 +86,36 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["FakeOpenAI", "RecordedRequest", "json_spans", "prefix_extension_problem", "prompt_bytes"]
+__all__ = [
+    "FakeOpenAI",
+    "RecordedRequest",
+    "json_spans",
+    "prefix_extension_problem",
+    "prompt_bytes",
+]
 
 DEFAULT_CHUNK_SIZE = 8
 
 
 @dataclass
 class RecordedRequest:
-    """One request as the server received it: raw body bytes, for byte-by-byte comparisons."""
+    """One request as the server received it: raw body bytes, for byte-by-byte comparisons.
+
+    `headers` keys are lower-cased."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: bytes
     received_at: float = field(default_factory=time.monotonic)
+    handled_seconds: float | None = None  # time in the handler, for benchmarks (server time)
+    # "ok" (a complete completion), "error" (HTTP error status), "hang", "dropped", "stream_error",
+    # "disconnected" (the client went away mid-stream) or "pending".
+    outcome: str = "pending"
+
+    @property
+    def succeeded(self) -> bool:
+        return self.outcome == "ok"
 
     @property
     def json(self) -> Any:
@@ -176,7 +199,9 @@ def prefix_extension_problem(previous: bytes, current: bytes) -> str | None:
     end = len(prev_text[: prev_msgs[-1][1]].encode("utf-8")) if prev_msgs else 0
     if previous[:end] != current[:end]:
         at = _common_prefix(previous[:end], current[:end])
-        return f"bytes differ at offset {at}: {previous[at : at + 60]!r} vs {current[at : at + 60]!r}"
+        return (
+            f"bytes differ at offset {at}: {previous[at : at + 60]!r} vs {current[at : at + 60]!r}"
+        )
     prev_tail = previous[len(prev_text[: prev_top["messages"][1]].encode("utf-8")) :]
     cur_tail = current[len(cur_text[: cur_top["messages"][1]].encode("utf-8")) :]
     if prev_tail != cur_tail:
@@ -229,7 +254,9 @@ class FakeOpenAI:
         self._thread: threading.Thread | None = None
 
     # script management
-    def load_script(self, script: list[dict[str, Any]] | dict[str, Any], *, replace: bool = False) -> None:
+    def load_script(
+        self, script: list[dict[str, Any]] | dict[str, Any], *, replace: bool = False
+    ) -> None:
         """Append (or replace with) the responses of a script; see the module docstring for the format."""
         if isinstance(script, dict):
             responses = list(script.get("responses", []))
@@ -258,7 +285,10 @@ class FakeOpenAI:
                 return self._responses.pop(0)
             if self._default is not None:
                 return dict(self._default)
-        return {"status": 500, "error": {"message": "fake script exhausted", "type": "server_error"}}
+        return {
+            "status": 500,
+            "error": {"message": "fake script exhausted", "type": "server_error"},
+        }
 
     def _new_call_id(self) -> str:
         with self._lock:
@@ -275,7 +305,9 @@ class FakeOpenAI:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> FakeOpenAI:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05})
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}
+        )
         self._thread.daemon = True
         self._thread.start()
         return self
@@ -330,6 +362,9 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     # plumbing
+    def _headers(self) -> dict[str, str]:
+        return {key.lower(): value for key, value in self.headers.items()}
+
     def _read_body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
@@ -362,39 +397,59 @@ class _Handler(BaseHTTPRequestHandler):
     # routes
     def do_GET(self) -> None:
         path = urlsplit(self.path).path
-        self.fake.requests.append(RecordedRequest("GET", path, dict(self.headers), b""))
+        self.fake.requests.append(RecordedRequest("GET", path, self._headers(), b""))
         if path == "/_fake/requests":
             items = [
-                {"method": r.method, "path": r.path, "body": r.body.decode("utf-8", "replace")}
+                {
+                    "method": r.method,
+                    "path": r.path,
+                    "body": r.body.decode("utf-8", "replace"),
+                    "handled_seconds": r.handled_seconds,
+                }
                 for r in self.fake.requests
                 if not r.path.startswith("/_fake/")
             ]
             self._send_json(200, items)
         elif path.rstrip("/").endswith("/models"):
-            self._send_json(200, {"object": "list", "data": [{"id": self.fake.model, "object": "model"}]})
+            self._send_json(
+                200, {"object": "list", "data": [{"id": self.fake.model, "object": "model"}]}
+            )
         else:
             self._send_json(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
 
     def do_POST(self) -> None:
+        started = time.perf_counter()
+        record = RecordedRequest("POST", urlsplit(self.path).path, self._headers(), b"")
+        try:
+            self._post(record)
+        finally:
+            record.handled_seconds = time.perf_counter() - started
+
+    def _post(self, record: RecordedRequest) -> None:
         parts = urlsplit(self.path)
-        body = self._read_body()
-        self.fake.requests.append(RecordedRequest("POST", parts.path, dict(self.headers), body))
+        body = record.body = self._read_body()
+        self.fake.requests.append(record)
         if parts.path == "/_fake/script":
             replace = parse_qs(parts.query).get("replace", ["0"])[0] not in ("0", "")
             self.fake.load_script(json.loads(body or b"[]"), replace=replace)
             self._send_json(200, {"remaining": self.fake.remaining})
             return
         if not parts.path.rstrip("/").endswith("/chat/completions"):
-            self._send_json(404, {"error": {"message": f"no route {parts.path}", "type": "not_found"}})
+            self._send_json(
+                404, {"error": {"message": f"no route {parts.path}", "type": "not_found"}}
+            )
             return
         try:
             request = json.loads(body)
         except ValueError:
-            self._send_json(400, {"error": {"message": "body is not JSON", "type": "invalid_request"}})
+            self._send_json(
+                400, {"error": {"message": "body is not JSON", "type": "invalid_request"}}
+            )
             return
         response = self.fake._next_response()
         self.fake.completions_served += 1
         if response.get("hang"):
+            record.outcome = "hang"
             self._wait_until_gone()
             return
         if not self._sleep(float(response.get("delay", 0))):
@@ -402,12 +457,14 @@ class _Handler(BaseHTTPRequestHandler):
         if "status" in response:
             error = response.get("error", {"message": "fake error", "type": "server_error"})
             raw = response["body"].encode("utf-8") if "body" in response else None
+            record.outcome = "error"
             self._send_json(int(response["status"]), {"error": error}, raw)
             return
         if request.get("stream"):
-            self._stream(request, body, response)
+            record.outcome = self._stream(request, body, response)
         else:
             self._complete(request, body, response)
+            record.outcome = "ok"
 
     # completions
     def _tool_calls(self, response: dict[str, Any]) -> list[dict[str, str]]:
@@ -418,7 +475,9 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "id": call.get("id") or self.fake._new_call_id(),
                     "name": call.get("name", ""),
-                    "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
+                    "arguments": args
+                    if isinstance(args, str)
+                    else json.dumps(args, ensure_ascii=False),
                 }
             )
         return calls
@@ -443,7 +502,11 @@ class _Handler(BaseHTTPRequestHandler):
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if calls:
             message["tool_calls"] = [
-                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": c["arguments"]},
+                }
                 for c in calls
             ]
         text = (content or "") + "".join(c["arguments"] for c in calls)
@@ -456,7 +519,9 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "index": 0,
                     "message": message,
-                    "finish_reason": response.get("finish_reason", "tool_calls" if calls else "stop"),
+                    "finish_reason": response.get(
+                        "finish_reason", "tool_calls" if calls else "stop"
+                    ),
                 }
             ],
         }
@@ -465,7 +530,7 @@ class _Handler(BaseHTTPRequestHandler):
             payload["usage"] = usage
         self._send_json(200, payload)
 
-    def _stream(self, request: dict[str, Any], body: bytes, response: dict[str, Any]) -> None:
+    def _stream(self, request: dict[str, Any], body: bytes, response: dict[str, Any]) -> str:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -481,16 +546,18 @@ class _Handler(BaseHTTPRequestHandler):
             for count, data in enumerate(payloads):
                 if hang_after is not None and count >= hang_after:
                     self._wait_until_gone()
-                    return
+                    return "hang"
                 if drop_after is not None and count >= drop_after:
                     self._drop()
-                    return
+                    return "dropped"
                 if count and not self._sleep(chunk_delay):
-                    return
+                    return "disconnected"
                 self._write_chunk(f"data: {data}\n\n".encode())
             self._write_chunk(b"")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+            return "disconnected"
+        return "stream_error" if "stream_error" in response else "ok"
 
     def _drop(self) -> None:
         try:
@@ -527,7 +594,11 @@ class _Handler(BaseHTTPRequestHandler):
         calls = self._tool_calls(response)
         for index, call in enumerate(calls):
             head = {"index": index, "id": call["id"], "type": "function"}
-            out.append(chunk({"tool_calls": [{**head, "function": {"name": call["name"], "arguments": ""}}]}))
+            out.append(
+                chunk(
+                    {"tool_calls": [{**head, "function": {"name": call["name"], "arguments": ""}}]}
+                )
+            )
             args = call["arguments"]
             for i in range(0, len(args), size):
                 piece = {"index": index, "function": {"arguments": args[i : i + size]}}
@@ -564,7 +635,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--script", type=Path, help="JSON script (see the module docstring)")
     parser.add_argument("--model", default="fake-model")
-    parser.add_argument("--exit-on-stdin-eof", action="store_true", help="stop when stdin is closed")
+    parser.add_argument(
+        "--exit-on-stdin-eof", action="store_true", help="stop when stdin is closed"
+    )
     args = parser.parse_args(argv)
     script = json.loads(args.script.read_text(encoding="utf-8")) if args.script else []
     fake = FakeOpenAI(script, host=args.host, port=args.port, model=args.model).start()

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-
 from tests.support.fake_openai import FakeOpenAI, prefix_extension_problem
 
 __all__ = [
@@ -68,11 +67,19 @@ def tool_call(name: str, arguments: Any = None, call_id: str | None = None) -> d
     return call
 
 
-def assert_prefix_chain(bodies: list[bytes]) -> None:
-    """Every body extends the previous one byte for byte."""
-    for number in range(1, len(bodies)):
-        problem = prefix_extension_problem(bodies[number - 1], bodies[number])
-        assert problem is None, f"request {number + 1} does not extend request {number}: {problem}"
+def assert_prefix_chain(requests: list[Any]) -> None:
+    """Each request (raw bodies or RecordedRequests) extends the last successful one before it byte
+    for byte (an identical body, as in a retry, counts as an extension)."""
+    last_ok: bytes | None = None
+    for number, request in enumerate(requests, start=1):
+        body = request if isinstance(request, bytes) else request.body
+        if last_ok is not None and body != last_ok:
+            problem = prefix_extension_problem(last_ok, body)
+            assert problem is None, (
+                f"request {number} does not extend the last successful one: {problem}"
+            )
+        if isinstance(request, bytes) or request.succeeded:
+            last_ok = body
 
 
 def assert_valid_history(messages: list[dict[str, Any]]) -> None:

@@ -1,5 +1,6 @@
 import * as cp from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
 
@@ -145,11 +146,27 @@ export function venvPython(venvDir: string, platform: NodeJS.Platform = process.
     return platform === 'win32' ? path.join(venvDir, 'Scripts', 'python.exe') : path.join(venvDir, 'bin', 'python');
 }
 
+/**
+ * The environment for `-m venv` and `pip install`: no pip configuration files and (with --isolated) no PIP_*
+ * variables, so a user's index, constraints or find-links cannot change what gets installed offline.
+ */
+export function isolatedPipEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(base)) {
+        if (!k.toUpperCase().startsWith('PIP_') && k !== 'PYTHONPATH' && k !== 'PYTHONHOME') {
+            env[k] = v;
+        }
+    }
+    env.PIP_CONFIG_FILE = os.devNull;
+    return env;
+}
+
 export function pipInstallArgs(wheelsDir: string): string[] {
     return [
         '-m',
         'pip',
         'install',
+        '--isolated',
         '--no-index',
         '--find-links',
         wheelsDir,
@@ -181,13 +198,14 @@ export function run(
     args: string[],
     log: Logger,
     timeoutMs = 600_000,
+    env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ code: number | null; stdout: string; stderr: string; error?: string }> {
     return new Promise((resolve) => {
         let stdout = '';
         let stderr = '';
         let child: cp.ChildProcess;
         try {
-            child = cp.spawn(command, args, { env: process.env, windowsHide: true });
+            child = cp.spawn(command, args, { env, windowsHide: true });
         } catch (e) {
             resolve({ code: null, stdout, stderr, error: String(e) });
             return;
@@ -315,7 +333,7 @@ export async function resolveServerPython(opts: ResolveOptions): Promise<string>
                 fs.rmSync(venvDir, { recursive: true, force: true });
                 progress.report({ message: vscode.l10n.t('creating a virtual environment') });
                 log.info(`creating venv ${venvDir} with ${plan.basePython}`);
-                const made = await run(plan.basePython, ['-m', 'venv', venvDir], log);
+                const made = await run(plan.basePython, ['-m', 'venv', venvDir], log, 600_000, isolatedPipEnv());
                 if (made.code !== 0) {
                     throw new PythonSetupError(
                         vscode.l10n.t(
@@ -326,7 +344,7 @@ export async function resolveServerPython(opts: ResolveOptions): Promise<string>
                     );
                 }
                 progress.report({ message: vscode.l10n.t('installing the language server from bundled wheels') });
-                const installed = await run(py, pipInstallArgs(opts.wheelsDir), log);
+                const installed = await run(py, pipInstallArgs(opts.wheelsDir), log, 600_000, isolatedPipEnv());
                 if (installed.code !== 0) {
                     fs.rmSync(venvDir, { recursive: true, force: true });
                     throw new PythonSetupError(

@@ -119,7 +119,9 @@ class Agent:
             from ..memory import make_memory_tool
 
             self.memory_tool = make_memory_tool(self.memory_store)
-        self.tools: list[Tool] = ([self.memory_tool] if self.memory_tool else []) + self._extra_tools
+        self.tools: list[Tool] = (
+            [self.memory_tool] if self.memory_tool else []
+        ) + self._extra_tools
         names = [t.name for t in self.tools]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -325,6 +327,9 @@ class Agent:
         finally:
             with self._state_lock:
                 self._active_request = None
+        # What a successful request carried stays in the history, whatever happens next in this turn:
+        # the next request must extend it byte for byte.
+        self._keep = max(self._keep, len(kwargs["messages"]))
         self.usage.count_request(turn)
         if result.usage is not None:
             prompt, completion, cached = result.usage
@@ -341,9 +346,15 @@ class Agent:
 
     def _call_tool(self, call: ToolCallSlot) -> ToolResult:
         self._emit(
-            {"kind": "tool_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}
+            {
+                "kind": "tool_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": call.arguments,
+            }
         )
         found = self._tools_by_name.get(call.name)
+        record_before = None
         if found is None:
             available = ", ".join(self._tools_by_name) or "none"
             result = ToolResult(
@@ -353,6 +364,7 @@ class Agent:
         elif call.name == MEMORY_TOOL_NAME and self._memory_failures >= MEMORY_FAILURE_LIMIT:
             result = ToolResult(ok=False, error=_MEMORY_STOP.format(n=self._memory_failures))
         else:
+            record_before = getattr(self.memory_store, "last_record", None)
             result = found.execute(call.arguments)
             if call.name == MEMORY_TOOL_NAME and not result.ok:
                 self._memory_failures += 1
@@ -365,8 +377,10 @@ class Agent:
                 "content": result.as_message_text(),
             }
         )
-        if call.name == MEMORY_TOOL_NAME and result.ok and found is self.memory_tool:
+        if result.ok and found is not None and found is self.memory_tool:
             record = getattr(self.memory_store, "last_record", None)
+            if hasattr(self.memory_store, "last_record") and record is record_before:
+                return result  # a successful call that wrote nothing (the entry already existed)
             self._emit(
                 {
                     "kind": "memory_changed",

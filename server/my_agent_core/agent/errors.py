@@ -66,9 +66,7 @@ def endpoint_error(exc: BaseException) -> AgentError:
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
         detail = f": {type(cause).__name__}: {cause}" if cause else ""
-        return AgentError(
-            f"Cannot reach the model endpoint {_url(exc)}{detail}", kind="connection"
-        )
+        return AgentError(f"Cannot reach the model endpoint {_url(exc)}{detail}", kind="connection")
     if isinstance(exc, openai.APIStatusError):
         return AgentError(
             f"The model endpoint answered HTTP {exc.status_code}: {_provider_message(exc)}",

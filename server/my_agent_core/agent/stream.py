@@ -7,6 +7,7 @@ instead, so `cancel()` returns control at once; the worker is told to stop and i
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import socket
 import threading
@@ -118,10 +119,8 @@ def _shutdown_socket(stream: Any) -> None:
             sock.shutdown(socket.SHUT_RDWR)
     except Exception:
         pass
-    try:
+    with contextlib.suppress(Exception):
         stream.close()
-    except Exception:
-        pass
 
 
 class StreamingRequest:
@@ -160,6 +159,7 @@ class StreamingRequest:
 
     def _pump(self) -> None:
         stream = None
+        outcome: tuple[str, Any] | None = None
         try:
             stream = self._create()
             with self._lock:
@@ -173,14 +173,14 @@ class StreamingRequest:
                 text = assembler.feed(chunk)
                 if text and not self._stop.is_set():
                     self._on_text(text)
-            self._box.put(("ok", assembler.result()))
+            outcome = ("ok", assembler.result())
         except BaseException as exc:
-            self._box.put(("error", exc))
+            outcome = ("error", exc)
         finally:
             if stream is not None and self._stop.is_set():
                 _shutdown_socket(stream)
             elif stream is not None:
-                try:
+                with contextlib.suppress(Exception):
                     stream.close()
-                except Exception:
-                    pass
+            if outcome is not None:  # last: the waiting thread resumes with nothing left to do here
+                self._box.put(outcome)

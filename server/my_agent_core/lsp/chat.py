@@ -59,6 +59,7 @@ class ChatSession:
     store: Any = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     turn: Turn | None = None
+    written: set[str] = field(default_factory=set)  # journal ids this session's store wrote
 
     def describe(self) -> dict[str, Any]:
         return {"sessionId": self.id, "folder": self.folder.uri, "memory": self.memory}
@@ -151,7 +152,10 @@ class ChatManager:
         ls = self.ls
 
         def on_write(target: str, before: str | None, record: Any) -> None:
-            ls.post(ls.memory.handle_write, folder.path, target, before, record, "agent", session_id)
+            session = holder.get("session")
+            if session is not None:
+                session.written.add(record.id)
+            ls.memory.note_write(folder.path, target, before, record, "agent", session_id)
 
         holder: dict[str, ChatSession] = {}
 
@@ -187,11 +191,22 @@ class ChatManager:
         session = ChatSession(session_id, folder, memory, agent, store)
         holder["session"] = session
         self.sessions[session_id] = session
+        self._sessions_changed()
         return session
 
+    def _sessions_changed(self) -> None:
+        for callback in list(self.ls.on_sessions_changed):
+            try:
+                callback()
+            except Exception:
+                logger.exception("sessions-changed callback failed")
+
     def _forward(self, session: ChatSession, turn: Turn, event: dict[str, Any]) -> None:
-        if turn.open and isinstance(event, dict):
-            self.ls.protocol.notify("myAgent/chat/event", camel_event(session.id, event))
+        if not (turn.open and isinstance(event, dict)):
+            return
+        if event.get("kind") == "memory_changed" and event.get("journal_id") not in session.written:
+            return  # a successful call that wrote nothing (e.g. an entry that already existed)
+        self.ls.protocol.notify("myAgent/chat/event", camel_event(session.id, event))
 
     async def send(self, session: ChatSession, message: str) -> dict[str, Any]:
         """Run one turn; events stream as notifications, all before this returns."""
@@ -204,7 +219,9 @@ class ChatManager:
                 reply = await asyncio.shield(future)
             except asyncio.CancelledError:
                 session.agent.cancel()
-                await asyncio.wait([future], timeout=CANCEL_WAIT_SECONDS)
+                done, _ = await asyncio.wait([future], timeout=CANCEL_WAIT_SECONDS)
+                if done and not future.cancelled():
+                    future.exception()  # retrieved: AgentCancelled (or the turn's own error)
                 turn.open = False
                 raise cancelled("chat/send was cancelled") from None
             except Exception as exc:
@@ -224,6 +241,7 @@ class ChatManager:
         session = self.sessions.pop(session_id, None)
         if session is not None:
             session.agent.cancel()
+            self._sessions_changed()
 
     def end_folder(self, folder: Path) -> None:
         """Forget the sessions of a folder that left the workspace."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from my_agent_core.memory.document import MemoryDocument, parse
-from my_agent_core.memory.lint import DUPLICATE_ENTRY, EMPTY_ENTRY, Finding, lint
+from my_agent_core.memory.lint import DUPLICATE_ENTRY, EMPTY_ENTRY, Finding, LintCache, lint
 
 from .convert import PositionConverter, encoding_of
 
@@ -54,6 +54,7 @@ class MemoryBuffer:
     _findings: list[Finding] | None = field(default=None, repr=False)
     _diagnostics: list[types.Diagnostic] | None = field(default=None, repr=False)
     _converter: PositionConverter | None = field(default=None, repr=False)
+    cache: LintCache = field(default_factory=LintCache, repr=False)
 
     @property
     def doc(self) -> MemoryDocument:
@@ -70,7 +71,9 @@ class MemoryBuffer:
     @property
     def findings(self) -> list[Finding]:
         if self._findings is None:
-            self._findings = lint(self.doc, limit=self.limit, near_share=self.near_share)
+            self._findings = lint(
+                self.doc, limit=self.limit, near_share=self.near_share, cache=self.cache
+            )
         return self._findings
 
     @property
@@ -247,8 +250,55 @@ def refresh_all(ls: Any) -> None:
             logger.exception("workspace/diagnostic/refresh failed")
 
 
+def _copy_change(change: Any) -> Any:
+    rng = getattr(change, "range", None)
+    if rng is None:
+        return change
+    return types.TextDocumentContentChangePartial(
+        range=types.Range(
+            start=types.Position(line=rng.start.line, character=rng.start.character),
+            end=types.Position(line=rng.end.line, character=rng.end.character),
+        ),
+        text=change.text,
+        range_length=change.range_length,
+    )
+
+
+def _guard_did_change(ls: Any) -> None:
+    """Hand our didChange handler the changes exactly as the client sent them.
+
+    pygls' built-in didChange first updates its own copy of the document, and on the way it clamps
+    positions IN PLACE using `str.splitlines` lines (which also break at \\v, \\f, \\x1c-\\x1e,
+    \\x85, \\u2028, \\u2029, unlike LSP) and to `len - 1` past a line's end: the params our handler
+    then gets would no longer match the client's text. We keep a copy of the ranges, let pygls
+    update its workspace (a failure there must not stop us), then call the feature handler.
+    """
+    fm = ls.protocol.fm
+    original = fm.builtin_features.get(types.TEXT_DOCUMENT_DID_CHANGE)
+    if original is None or getattr(original, "_my_agent_guard", False):
+        return
+
+    def did_change(params: types.DidChangeTextDocumentParams) -> Any:
+        pristine = [_copy_change(change) for change in params.content_changes]
+        try:
+            for change in params.content_changes:
+                ls.workspace.update_text_document(params.text_document, change)
+        except Exception:
+            logger.exception("pygls could not apply a change to %s", params.text_document.uri)
+        handler = fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)
+        if handler is not None:
+            clean = types.DidChangeTextDocumentParams(
+                text_document=params.text_document, content_changes=pristine
+            )
+            yield handler, (clean,), None
+
+    did_change._my_agent_guard = True  # type: ignore[attr-defined]
+    fm.builtin_features[types.TEXT_DOCUMENT_DID_CHANGE] = did_change
+
+
 def register(ls: MyAgentServer) -> None:
     """didOpen/didChange/didSave/didClose, push diagnostics and the pull provider."""
+    _guard_did_change(ls)
     hooks = getattr(ls, "on_config_changed", None)
     if hooks is not None:
         hooks.append(lambda: refresh_all(ls))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from my_agent_core.memory.paths import TARGETS
+from my_agent_core.memory.paths import FILE_NAMES, TARGETS
 
 from .params import (
     MEMORY_EDIT_REFUSED,
@@ -85,7 +85,8 @@ def register(ls: MyAgentServer) -> None:
                 record = store.undo(author="user")
             except _edit_error() as exc:
                 raise RequestError(MEMORY_EDIT_REFUSED, str(exc)) from exc
-            message = f"Undid {_describe(record)}"
+            undone = next((r for r in store.log(10_000) if r.id == record.undoes), None)
+            message = f"Undid {_describe(undone or record)}"
             return {"message": message, "state": ls.memory.state(folder)}
 
         return await asyncio.to_thread(run)
@@ -104,4 +105,4 @@ def _describe(record: Any) -> str:
     """A short human description of an undo record."""
     if record is None:
         return "the last change"
-    return f"{record.action} in {record.target}"
+    return f"{record.action} in {FILE_NAMES.get(record.target, record.target)} by {record.author}"

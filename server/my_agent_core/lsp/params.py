@@ -24,8 +24,8 @@ __all__ = [
     "opt_str",
     "req_choice",
     "req_str",
-    "to_plain",
     "to_params",
+    "to_plain",
 ]
 
 INVALID_PARAMS = -32602
@@ -80,6 +80,10 @@ def opt_str(params: dict[str, Any], key: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise invalid(f"`{key}` must be a string, got {_json_type(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise invalid(f"`{key}` is not valid Unicode (it holds a lone surrogate)") from None
     return value
 
 

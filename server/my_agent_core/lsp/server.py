@@ -67,6 +67,10 @@ class MyAgentProtocol(LanguageServerProtocol):
             if is_request and _valid_id(msg_id):
                 self._send_error(msg_id, -32600, "invalid request: not a JSON-RPC 2.0 request")
             return
+        if self._shutdown and is_request and method != types.EXIT:
+            if _valid_id(msg_id):
+                self._send_error(msg_id, -32600, "the server is shutting down")
+            return
         if isinstance(method, str) and method.startswith(RAW_PREFIX):
             params = message.get("params")
             if is_request:
@@ -125,6 +129,7 @@ class MyAgentServer(LanguageServer):
         self.config: Settings = Settings.resolve([])
         self.on_config_changed: list[Callable[[], None]] = []
         self.on_memory_changed: list[Callable[[MemoryFile], None]] = []
+        self.on_sessions_changed: list[Callable[[], None]] = []
         self.watcher_registered = False
         self.loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
@@ -199,6 +204,8 @@ class _QuietExpectedErrors(logging.Filter):
     """Keep expected request errors (bad params, cancellations) out of the server's stderr."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("Unable to deserialize message"):
+            return False  # answered -32602 by MyAgentProtocol
         exc = record.exc_info[1] if record.exc_info else None
         return not isinstance(exc, (RequestError, JsonRpcRequestCancelled))
 

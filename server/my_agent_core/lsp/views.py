@@ -95,6 +95,8 @@ def hover(ls: Any, buf: MemoryBuffer, position: types.Position) -> types.Hover |
     doc = buf.doc
     conv = buf.converter
     offset = conv.offset(position)
+    if any(d.line == position.line for d in doc.delimiters):
+        return None
     entry = doc.entry_at(offset)
     if entry is None:
         return None

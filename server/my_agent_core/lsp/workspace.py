@@ -214,30 +214,38 @@ def observed_store(
 
             _on_write: Callable[[str, str | None, Any], None] | None = None
 
-            def add(self, target: str, *args: Any, **kwargs: Any) -> str:
-                return self._observe(target, super().add, target, *args, **kwargs)
-
-            def replace(self, target: str, *args: Any, **kwargs: Any) -> str:
-                return self._observe(target, super().replace, target, *args, **kwargs)
-
-            def remove(self, target: str, *args: Any, **kwargs: Any) -> str:
-                return self._observe(target, super().remove, target, *args, **kwargs)
+            def apply(self, target: str, *args: Any, **kwargs: Any) -> str:
+                # add / replace / remove and the memory tool's batches all come through here
+                return self._observe(target, super().apply, target, *args, **kwargs)
 
             def undo(self, *args: Any, **kwargs: Any) -> Any:
-                before = {t: read_text(self.path(t)) for t in TARGETS}
-                record = super().undo(*args, **kwargs)
-                if self._on_write is not None and record is not None:
-                    self._on_write(record.target, before.get(record.target), record)
+                with self._thread_lock:
+                    before = {t: read_text(self.path(t)) for t in TARGETS}
+                    record = super().undo(*args, **kwargs)
+                if record is not None:
+                    self._report(record.target, before.get(record.target), record)
                 return record
 
-            def _observe(self, target: str, call: Callable[..., str], *args: Any, **kwargs: Any) -> str:
-                before = read_text(self.path(target)) if target in TARGETS else None
-                previous = self.last_record
-                result = call(*args, **kwargs)
-                record = self.last_record
-                if self._on_write is not None and record is not None and record is not previous:
-                    self._on_write(target, before, record)
+            def _observe(
+                self, target: str, call: Callable[..., str], *args: Any, **kwargs: Any
+            ) -> str:
+                with self._thread_lock:  # an RLock: the store takes it again inside
+                    before = read_text(self.path(target)) if target in TARGETS else None
+                    previous = self.last_record
+                    result = call(*args, **kwargs)
+                    record = self.last_record
+                if record is not None and record is not previous:
+                    self._report(target, before, record)
                 return result
+
+            def _report(self, target: str, before: str | None, record: Any) -> None:
+                # the edit is on disk: a failing listener must not turn it into a failed call
+                if self._on_write is None:
+                    return
+                try:
+                    self._on_write(target, before, record)
+                except Exception:
+                    logger.exception("memory write listener failed")
 
         cls = _OBSERVED[MemoryStore] = ObservedMemoryStore
     store = cls(
@@ -269,6 +277,7 @@ class MemoryWorkspace:
     def __init__(self, ls: MyAgentServer) -> None:
         self.ls = ls
         self.folders: dict[Path, FolderState] = {}
+        self.own_writes: set[str] = set()  # journal ids written by this server's stores
 
     # ----- folders ---------------------------------------------------------------------------------
     def sync_folders(self) -> tuple[list[Path], list[Path]]:
@@ -317,11 +326,24 @@ class MemoryWorkspace:
                 folder.memory_dir,
                 self.ls.config,
                 "user",
-                lambda target, before, record, f=folder: self.ls.post(
-                    self.handle_write, f.path, target, before, record, "user", None
+                lambda target, before, record, f=folder: self.note_write(
+                    f.path, target, before, record, "user", None
                 ),
             )
         return folder.store
+
+    def note_write(
+        self,
+        folder_path: Path,
+        target: str,
+        before: str | None,
+        record: Any,
+        source: str,
+        session_id: str | None,
+    ) -> None:
+        """From a store's thread: remember the write as ours and announce it on the event loop."""
+        self.own_writes.add(record.id)
+        self.ls.post(self.handle_write, folder_path, target, before, record, source, session_id)
 
     def drop_stores(self) -> None:
         """Forget the panel stores (the limits changed); they are rebuilt on next use."""
@@ -451,6 +473,8 @@ class MemoryWorkspace:
         elif folder is not None:
             last = self.last_journal_record(mf.folder)
             if last is not None and last.id != folder.last_journal_id and last.target == mf.target:
+                if last.id in self.own_writes:
+                    return  # our own write, seen by the client's watcher first: announced by us
                 source = "cli"
         self.announce(mf.folder, mf.target, source, force=False)
 
@@ -496,9 +520,7 @@ class MemoryWorkspace:
         )
         edit = types.TextEdit(range=rng, new_text=new_text)
         caps = self.ls.client_capabilities.workspace
-        versioned = bool(
-            caps and caps.workspace_edit and caps.workspace_edit.document_changes
-        )
+        versioned = bool(caps and caps.workspace_edit and caps.workspace_edit.document_changes)
         if versioned:
             wedit = types.WorkspaceEdit(
                 document_changes=[
@@ -630,8 +652,8 @@ def register(ls: MyAgentServer) -> None:
         settings = to_plain(params.settings)
         if isinstance(settings, dict) and isinstance(settings.get("myAgent"), dict):
             ls.pushed_settings = settings["myAgent"]
-        if not await pull_configuration(ls):
-            ls.update_settings()
+            ls.update_settings()  # effective at once; the pull below refines it
+        await pull_configuration(ls)
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def on_folders(ls: MyAgentServer, params: types.DidChangeWorkspaceFoldersParams) -> None:

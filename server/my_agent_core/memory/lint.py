@@ -12,6 +12,8 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
+from itertools import accumulate
+from typing import Any
 
 import ahocorasick
 
@@ -24,7 +26,7 @@ from my_agent_core.memory.document import (
     parse,
     serialize,
 )
-from my_agent_core.memory.safety import scan
+from my_agent_core.memory.safety import SafetyIssue, scan
 
 __all__ = [
     "AMBIGUOUS_ENTRY",
@@ -36,8 +38,10 @@ __all__ = [
     "NON_CANONICAL",
     "OVER_BUDGET",
     "UNSAFE_CONTENT",
+    "ContainmentIndex",
     "Finding",
     "Fix",
+    "LintCache",
     "Related",
     "Severity",
     "TextEdit",
@@ -124,15 +128,40 @@ _EDGE_START = re.compile(f"^\ufeff?[ \\t\\f\\v]*{SECTION_SIGN}[{SECTION_SIGN} \\
 _EDGE_END = re.compile(f"[ \\t\\f\\v]*{SECTION_SIGN}[{SECTION_SIGN} \\t\\f\\v]*$")
 
 
-def lint(doc: MemoryDocument, *, limit: int, near_share: float = 0.9) -> list[Finding]:
-    """All findings of a document, sorted by position."""
+class LintCache:
+    """Memo between lints of successive versions of one file (an editor buffer).
+
+    Safety scans are kept per entry text and containment is maintained incrementally, so a
+    keystroke in a big file re-scans and re-matches only the entries it changed.
+    """
+
+    MAX_SCANS = 50_000
+
+    def __init__(self) -> None:
+        self.scans: dict[str, tuple[SafetyIssue, ...]] = {}
+        self.containment = ContainmentIndex()
+
+    def scan(self, raw: str) -> tuple[SafetyIssue, ...]:
+        found = self.scans.get(raw)
+        if found is None:
+            if len(self.scans) >= self.MAX_SCANS:
+                self.scans.clear()
+            found = self.scans[raw] = tuple(scan(raw))
+        return found
+
+
+def lint(
+    doc: MemoryDocument, *, limit: int, near_share: float = 0.9, cache: LintCache | None = None
+) -> list[Finding]:
+    """All findings of a document, sorted by position (`cache`: reuse work across versions)."""
+    cache = cache if cache is not None else LintCache()
     findings: list[Finding] = []
     findings += _budget(doc, limit, near_share)
     findings += _duplicates(doc)
     findings += _delimiters(doc)
     findings += _empty_entries(doc)
-    findings += _unsafe(doc)
-    findings += _ambiguous(doc)
+    findings += _unsafe(doc, cache)
+    findings += _ambiguous(doc, cache.containment)
     if not any(f.code in (MALFORMED_DELIMITER, EMPTY_ENTRY) and f.fixes for f in findings):
         findings += _non_canonical(doc)
     findings.sort(key=lambda f: (f.start, f.end, f.severity))
@@ -348,24 +377,31 @@ def _empty_entries(doc: MemoryDocument) -> list[Finding]:
 # --- safety --------------------------------------------------------------------------------------
 
 
-def _unsafe(doc: MemoryDocument) -> list[Finding]:
+def _unsafe(doc: MemoryDocument, cache: LintCache) -> list[Finding]:
+    """The store's scanner, run per entry (as the store does) on the entry's source text.
+
+    Outside entries there are only blanks, line breaks and delimiter lines, none of which the
+    scanner flags; the byte-order mark of the file is never part of an entry.
+    """
     findings = []
     text = doc.text
-    for issue in scan(text):
-        if issue.start == 0 and doc.has_bom and issue.end == 1:
-            continue  # the byte-order mark is file encoding, not content
-        fixes: tuple[Fix, ...] = ()
-        if issue.kind == "invisible":
-            one = issue.end - issue.start == 1
-            title = "Remove the invisible character" if one else "Remove the hidden text"
-            fixes = (Fix(title, (TextEdit(issue.start, issue.end, ""),)),)
-            msg = f"Unsafe content: {issue.message}; the store blocks this entry from the prompt."
-        else:
-            msg = (
-                f"Unsafe content ({issue.kind}): {issue.message}; the store blocks this entry from "
-                "the prompt."
-            )
-        findings.append(Finding(UNSAFE_CONTENT, Severity.ERROR, msg, issue.start, issue.end, fixes))
+    for entry in doc.entries:
+        for issue in cache.scan(text[entry.start : entry.end]):
+            start, end = entry.start + issue.start, entry.start + issue.end
+            fixes: tuple[Fix, ...] = ()
+            if issue.kind == "invisible":
+                one = end - start == 1
+                title = "Remove the invisible character" if one else "Remove the hidden text"
+                fixes = (Fix(title, (TextEdit(start, end, ""),)),)
+                msg = (
+                    f"Unsafe content: {issue.message}; the store blocks this entry from the prompt."
+                )
+            else:
+                msg = (
+                    f"Unsafe content ({issue.kind}): {issue.message}; the store blocks this entry "
+                    "from the prompt."
+                )
+            findings.append(Finding(UNSAFE_CONTENT, Severity.ERROR, msg, start, end, fixes))
     return findings
 
 
@@ -373,31 +409,105 @@ def _unsafe(doc: MemoryDocument) -> list[Finding]:
 
 
 def contained_in(texts: list[str]) -> dict[int, int]:
-    """For distinct `texts`: index of each text found inside another -> index of one container.
+    """For distinct `texts`: index of each text found inside another -> index of its first container.
 
     Linear: one Aho-Corasick automaton over all texts, one pass over their join. Entry texts cannot
     hold a line of only `§`, so no match can straddle the `\\n§\\n` that joins them.
     """
-    if len(texts) < 2:
-        return {}
-    automaton = ahocorasick.Automaton()
-    for k, t in enumerate(texts):
-        automaton.add_word(t, k)
-    automaton.make_automaton()
-    starts = []
-    pos = 0
-    for t in texts:
-        starts.append(pos)
-        pos += len(t) + len(ENTRY_DELIMITER)
-    container: dict[int, int] = {}
-    for end, k in automaton.iter(ENTRY_DELIMITER.join(texts)):
-        if k in container:
-            continue
-        start = end - len(texts[k]) + 1
-        j = bisect_right(starts, start) - 1
-        if j != k and end < starts[j] + len(texts[j]):
-            container[k] = j
-    return container
+    position = {t: i for i, t in enumerate(texts)}
+    found = ContainmentIndex().update(texts)
+    return {position[t]: min(position[o] for o in outers) for t, outers in found.items()}
+
+
+class ContainmentIndex:
+    """Which distinct entry texts lie inside another, kept up to date across versions.
+
+    A full rebuild is one Aho-Corasick automaton over all texts and one pass over their join
+    (linear). Between rebuilds, an update only looks at the texts that appeared or disappeared:
+    the cached automaton finds the known texts inside a new one, one `str.find` per container
+    finds the texts a new one lies in, and texts added since the build are checked directly.
+    """
+
+    REBUILD_AFTER = 64
+
+    def __init__(self) -> None:
+        self.texts: set[str] = set()
+        self.automaton: Any = None
+        self.pending: list[str] = []  # current texts that are not patterns of the automaton
+        self.inside: dict[str, set[str]] = {}  # text -> the texts it contains
+        self.containers: dict[str, set[str]] = {}  # text -> the texts containing it
+
+    def update(self, texts: list[str]) -> dict[str, set[str]]:
+        """Distinct `texts` of the new version -> {contained text: its container texts}."""
+        new = set(texts)
+        removed = self.texts - new
+        added = [t for t in texts if t not in self.texts]
+        if (
+            self.automaton is None
+            or len(removed) + len(added) > max(self.REBUILD_AFTER, len(new) // 8)
+            or len(self.pending) + len(added) > self.REBUILD_AFTER
+        ):
+            self._rebuild(texts)
+        else:
+            for gone in removed:
+                for inner in self.inside.pop(gone, ()):
+                    self.containers[inner].discard(gone)
+                for outer in self.containers.pop(gone, ()):
+                    self.inside[outer].discard(gone)
+            self.texts = new
+            self.pending = [t for t in self.pending if t in new]
+            if added:
+                self._add(texts, added)
+        return {t: outer for t, outer in self.containers.items() if outer}
+
+    def _pair(self, inner: str, outer: str) -> None:
+        self.containers.setdefault(inner, set()).add(outer)
+        self.inside.setdefault(outer, set()).add(inner)
+
+    def _rebuild(self, texts: list[str]) -> None:
+        self.texts = set(texts)
+        self.inside, self.containers, self.pending = {}, {}, []
+        automaton = ahocorasick.Automaton()
+        for t in texts:
+            automaton.add_word(t, t)
+        self.automaton = automaton
+        if len(texts) < 2:
+            return
+        automaton.make_automaton()
+        starts = _starts(texts)
+        for end, pattern in automaton.iter(ENTRY_DELIMITER.join(texts)):
+            start = end - len(pattern) + 1
+            j = bisect_right(starts, start) - 1
+            outer = texts[j]
+            if outer != pattern and end < starts[j] + len(outer):
+                self._pair(pattern, outer)
+
+    def _add(self, texts: list[str], added: list[str]) -> None:
+        hay = ENTRY_DELIMITER.join(texts)
+        starts = _starts(texts)
+        fresh = set(added)
+        for a in added:
+            pos = hay.find(a)
+            while pos != -1:  # the texts `a` lies in: one find per container
+                j = bisect_right(starts, pos) - 1
+                outer_end = starts[j] + len(texts[j])
+                if texts[j] != a and pos + len(a) <= outer_end:
+                    self._pair(a, texts[j])
+                pos = hay.find(a, outer_end)
+            if self.automaton.kind == ahocorasick.AHOCORASICK:
+                for _, pattern in self.automaton.iter(a):  # known texts inside `a`
+                    if pattern != a and pattern in self.texts and pattern not in fresh:
+                        self._pair(pattern, a)
+            for p in self.pending:  # texts added since the automaton was built
+                if p != a and p in a:
+                    self._pair(p, a)
+        self.pending.extend(added)
+
+
+def _starts(texts: list[str]) -> list[int]:
+    """Offsets of each text in `ENTRY_DELIMITER.join(texts)`."""
+    step = len(ENTRY_DELIMITER)
+    return [0, *accumulate(len(t) + step for t in texts[:-1])] if texts else []
 
 
 def shortest_address(texts: list[str], index: int) -> str:
@@ -433,14 +543,14 @@ def shortest_address(texts: list[str], index: int) -> str:
     return best
 
 
-def _ambiguous(doc: MemoryDocument) -> list[Finding]:
+def _ambiguous(doc: MemoryDocument, index: ContainmentIndex) -> list[Finding]:
     firsts: dict[str, Entry] = {}
     for entry in doc.entries:
         firsts.setdefault(entry.text, entry)
-    distinct = list(firsts.values())
     findings = []
-    for k, j in sorted(contained_in([e.text for e in distinct]).items()):
-        entry, outer = distinct[k], distinct[j]
+    for inner, outers in index.update(list(firsts)).items():
+        entry = firsts[inner]
+        outer = min((firsts[o] for o in outers), key=lambda e: e.index)
         line = doc.pos_at(outer.start).line + 1
         msg = (
             f"Entry is contained in entry #{outer.index + 1} (line {line}): only its exact full "

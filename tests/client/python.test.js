@@ -1,0 +1,149 @@
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const py = require('../../client/out/common/python.js');
+
+const probe = (version, hasServer = false, executable = '/usr/bin/python3') => ({
+    ok: true,
+    probe: { executable, version, hasServer },
+});
+const quiet = { info: () => undefined, error: () => undefined };
+
+test('parseProbe takes the last JSON line and ignores noise', () => {
+    const out = 'hello from sitecustomize\n{"executable": "/x/python", "version": [3, 12, 1], "hasServer": true}\n';
+    assert.deepEqual(py.parseProbe(out), { executable: '/x/python', version: [3, 12, 1], hasServer: true });
+    assert.equal(py.parseProbe('not json'), undefined);
+    assert.equal(py.parseProbe('{"version": [3]}'), undefined);
+});
+
+test('versions below 3.10 are refused', () => {
+    assert.equal(py.isSupportedVersion([3, 9, 18]), false);
+    assert.equal(py.isSupportedVersion([3, 10, 0]), true);
+    assert.equal(py.isSupportedVersion([3, 13, 1]), true);
+    assert.equal(py.isSupportedVersion([4, 0, 0]), true);
+});
+
+test('a configured interpreter that already has my_agent_core is used directly (no venv)', () => {
+    const plan = py.planInterpreter('/opt/py/bin/python', probe([3, 11, 7], true, '/opt/py/bin/python'));
+    assert.equal(plan.kind, 'direct');
+    assert.equal(plan.python, '/opt/py/bin/python');
+});
+
+test('a configured interpreter without my_agent_core is the base of the venv', () => {
+    const plan = py.planInterpreter('/opt/py/bin/python', probe([3, 11, 7], false, '/opt/py/bin/python3.11'));
+    assert.equal(plan.kind, 'venv');
+    assert.equal(plan.basePython, '/opt/py/bin/python');
+});
+
+test('without a setting, python3 on PATH builds the venv even when it has my_agent_core', () => {
+    const plan = py.planInterpreter('', undefined, probe([3, 12, 0], true, '/usr/bin/python3.12'));
+    assert.equal(plan.kind, 'venv');
+    assert.equal(plan.basePython, '/usr/bin/python3.12');
+});
+
+test('failures give clear errors: not found, too old, broken setting', () => {
+    const notFound = py.planInterpreter('', undefined, { ok: false, error: 'spawn python3 ENOENT' });
+    assert.equal(notFound.kind, 'error');
+    assert.equal(notFound.reason, 'notFound');
+    assert.match(notFound.message, /No Python found/);
+    assert.match(notFound.message, /myAgent\.python\.interpreter/);
+
+    const old = py.planInterpreter('', undefined, probe([3, 8, 10]));
+    assert.equal(old.reason, 'tooOld');
+    assert.match(old.message, /3\.8\.10/);
+    assert.match(old.message, /3\.10/);
+
+    const broken = py.planInterpreter('/nope/python', { ok: false, error: 'ENOENT' });
+    assert.equal(broken.reason, 'settingBroken');
+    assert.match(broken.message, /\/nope\/python/);
+});
+
+test('the venv is reused only when extension version, python version and base python match', () => {
+    const expected = py.expectedStamp('0.1.0', probe([3, 11, 7]).probe);
+    assert.deepEqual(expected, { extensionVersion: '0.1.0', pythonVersion: '3.11.7', basePython: '/usr/bin/python3' });
+    assert.equal(py.venvDecision(expected, expected, true), 'reuse');
+    assert.equal(py.venvDecision(expected, expected, false), 'create');
+    assert.equal(py.venvDecision(undefined, expected, true), 'create');
+    assert.equal(py.venvDecision({ ...expected, extensionVersion: '0.0.9' }, expected, true), 'create');
+    assert.equal(py.venvDecision({ ...expected, pythonVersion: '3.11.6' }, expected, true), 'create');
+});
+
+test('pip installs offline from the wheelhouse', () => {
+    const args = py.pipInstallArgs('/ext/bundled/wheels');
+    assert.deepEqual(args.slice(0, 3), ['-m', 'pip', 'install']);
+    assert.ok(args.includes('--no-index'));
+    assert.equal(args[args.indexOf('--find-links') + 1], '/ext/bundled/wheels');
+    assert.equal(args[args.length - 1], 'my-agent-core');
+    assert.equal(py.venvPython('/v', 'linux'), path.join('/v', 'bin', 'python'));
+    assert.equal(py.venvPython('/v', 'win32'), path.join('/v', 'Scripts', 'python.exe'));
+});
+
+/** A fake interpreter: a shell script that prints a probe line. */
+function fakePython(dir, name, version, hasServer) {
+    const file = path.join(dir, name);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const json = JSON.stringify({ executable: file, version, hasServer });
+    fs.writeFileSync(file, `#!/bin/sh\necho '${json}'\n`, { mode: 0o755 });
+    return file;
+}
+
+test('resolveServerPython: a configured interpreter with the server is returned as is', { skip: process.platform === 'win32' }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'myagent-py-'));
+    const python = fakePython(dir, 'python', [3, 12, 3], true);
+    const got = await py.resolveServerPython({
+        setting: python,
+        extensionVersion: '0.1.0',
+        storageDir: path.join(dir, 'storage'),
+        wheelsDir: path.join(dir, 'wheels'),
+        log: quiet,
+    });
+    assert.equal(got, python);
+    assert.equal(fs.existsSync(path.join(dir, 'storage')), false);
+});
+
+test('resolveServerPython: too old an interpreter raises PythonSetupError', { skip: process.platform === 'win32' }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'myagent-py-'));
+    const python = fakePython(dir, 'python', [3, 9, 2], true);
+    await assert.rejects(
+        py.resolveServerPython({ setting: python, extensionVersion: '0.1.0', storageDir: dir, wheelsDir: dir, log: quiet }),
+        (e) => e instanceof py.PythonSetupError && /too old/.test(e.message),
+    );
+});
+
+test('resolveServerPython: a matching stamp reuses the venv without touching it', { skip: process.platform === 'win32' }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'myagent-py-'));
+    const base = fakePython(dir, 'base/python', [3, 11, 4], false);
+    const storage = path.join(dir, 'storage');
+    const venvDir = path.join(storage, 'python-env');
+    const venvPy = fakePython(venvDir, 'bin/python', [3, 11, 4], true);
+    fs.writeFileSync(
+        path.join(venvDir, py.STAMP_FILE),
+        JSON.stringify({ extensionVersion: '0.1.0', pythonVersion: '3.11.4', basePython: base }),
+    );
+    const got = await py.resolveServerPython({
+        setting: base,
+        extensionVersion: '0.1.0',
+        storageDir: storage,
+        wheelsDir: path.join(dir, 'no-wheels'),
+        log: quiet,
+    });
+    assert.equal(got, venvPy);
+});
+
+test('resolveServerPython: a venv is needed but no wheels are bundled -> clear error', { skip: process.platform === 'win32' }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'myagent-py-'));
+    const base = fakePython(dir, 'python', [3, 11, 4], false);
+    await assert.rejects(
+        py.resolveServerPython({
+            setting: base,
+            extensionVersion: '0.1.0',
+            storageDir: path.join(dir, 'storage'),
+            wheelsDir: path.join(dir, 'no-wheels'),
+            log: quiet,
+        }),
+        (e) => e instanceof py.PythonSetupError && /no bundled wheels/.test(e.message),
+    );
+});

@@ -1,0 +1,241 @@
+'use strict';
+// A small stand-in for the `vscode` module, enough for the client's pure logic to run under node:test.
+// Tests drive it through the `__test` helpers (settings, folders, trust, recorded messages).
+const path = require('path');
+
+class EventEmitter {
+    constructor() {
+        this.listeners = new Set();
+        this.event = (listener) => {
+            this.listeners.add(listener);
+            return { dispose: () => this.listeners.delete(listener) };
+        };
+    }
+    fire(value) {
+        for (const l of [...this.listeners]) {
+            l(value);
+        }
+    }
+    dispose() {
+        this.listeners.clear();
+    }
+}
+
+class Uri {
+    constructor(scheme, p, query = '') {
+        this.scheme = scheme;
+        this.path = p;
+        this.query = query;
+        this.fsPath = scheme === 'file' ? decodeURIComponent(p) : p;
+    }
+    static file(p) {
+        return new Uri('file', path.resolve(p));
+    }
+    static parse(s) {
+        const m = /^([a-z][a-z0-9+.-]*):(?:\/\/[^/]*)?([^?#]*)/i.exec(s);
+        if (!m) {
+            throw new Error(`bad uri ${s}`);
+        }
+        return new Uri(m[1], decodeURIComponent(m[2]));
+    }
+    static from(c) {
+        return new Uri(c.scheme, c.path ?? '', c.query ?? '');
+    }
+    static joinPath(base, ...parts) {
+        return new Uri(base.scheme, path.posix.join(base.path, ...parts));
+    }
+    with(c) {
+        return new Uri(c.scheme ?? this.scheme, c.path ?? this.path, c.query ?? this.query);
+    }
+    toString() {
+        const p = this.path.split('/').map(encodeURIComponent).join('/');
+        return this.scheme === 'file' ? `file://${p}` : `${this.scheme}:${p}`;
+    }
+}
+
+class ThemeIcon {
+    constructor(id, color) {
+        this.id = id;
+        this.color = color;
+    }
+}
+ThemeIcon.Folder = new ThemeIcon('folder');
+ThemeIcon.File = new ThemeIcon('file');
+
+class ThemeColor {
+    constructor(id) {
+        this.id = id;
+    }
+}
+
+const TreeItemCollapsibleState = { None: 0, Collapsed: 1, Expanded: 2 };
+
+class TreeItem {
+    constructor(label, collapsibleState = TreeItemCollapsibleState.None) {
+        this.label = label;
+        this.collapsibleState = collapsibleState;
+    }
+}
+
+class MarkdownString {
+    constructor(value = '') {
+        this.value = value;
+    }
+}
+
+class CancellationError extends Error {
+    constructor() {
+        super('Canceled');
+        this.name = 'Canceled';
+    }
+}
+
+class Disposable {
+    constructor(fn) {
+        this.fn = fn;
+    }
+    dispose() {
+        this.fn?.();
+    }
+}
+
+function format(message, args) {
+    return message.replace(/\{(\d+)\}/g, (m, i) => (args[Number(i)] === undefined ? m : String(args[Number(i)])));
+}
+
+// ---- test-controlled state ----------------------------------------------------------------------------------
+const state = {
+    config: {},
+    globalConfig: {},
+    folders: undefined,
+    trusted: true,
+    messages: [],
+    activeUri: undefined,
+};
+
+const log = {
+    lines: [],
+    info: (m) => log.lines.push(['info', m]),
+    warn: (m) => log.lines.push(['warn', m]),
+    error: (m) => log.lines.push(['error', m]),
+    debug: () => undefined,
+    trace: () => undefined,
+    appendLine: (m) => log.lines.push(['line', m]),
+    show: () => undefined,
+    dispose: () => undefined,
+};
+
+function configuration(section) {
+    const full = (key) => (section ? `${section}.${key}` : key);
+    return {
+        get: (key, dflt) => (full(key) in state.config ? state.config[full(key)] : dflt),
+        has: (key) => full(key) in state.config,
+        inspect: (key) => ({
+            key: full(key),
+            globalValue: state.globalConfig[full(key)],
+            workspaceValue: state.config[full(key)],
+            defaultValue: undefined,
+        }),
+        update: async () => undefined,
+    };
+}
+
+const message = (kind) => async (text, ...rest) => {
+    state.messages.push({ kind, text, rest });
+    return undefined;
+};
+
+const stub = {
+    EventEmitter,
+    Uri,
+    ThemeIcon,
+    ThemeColor,
+    TreeItem,
+    TreeItemCollapsibleState,
+    MarkdownString,
+    CancellationError,
+    Disposable,
+    StatusBarAlignment: { Left: 1, Right: 2 },
+    ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
+    ViewColumn: { Active: -1, Beside: -2, One: 1 },
+    l10n: {
+        t: (msg, ...args) => {
+            if (typeof msg === 'object') {
+                return format(msg.message, msg.args ?? []);
+            }
+            if (args.length === 1 && args[0] && typeof args[0] === 'object' && !Array.isArray(args[0])) {
+                return msg.replace(/\{(\w+)\}/g, (m, k) => (k in args[0] ? String(args[0][k]) : m));
+            }
+            return format(msg, args);
+        },
+        bundle: undefined,
+        uri: undefined,
+    },
+    env: { language: 'en', clipboard: { writeText: async () => undefined } },
+    workspace: {
+        getConfiguration: (section) => configuration(section),
+        get workspaceFolders() {
+            return state.folders;
+        },
+        get isTrusted() {
+            return state.trusted;
+        },
+        getWorkspaceFolder: (uri) => (state.folders ?? []).find((f) => uri.fsPath.startsWith(f.uri.fsPath)),
+        onDidChangeConfiguration: () => new Disposable(),
+        onDidChangeWorkspaceFolders: () => new Disposable(),
+        onDidGrantWorkspaceTrust: () => new Disposable(),
+        createFileSystemWatcher: () => ({ dispose: () => undefined }),
+    },
+    window: {
+        createOutputChannel: () => log,
+        showErrorMessage: message('error'),
+        showWarningMessage: message('warning'),
+        showInformationMessage: message('info'),
+        setStatusBarMessage: (text) => {
+            state.messages.push({ kind: 'status', text });
+            return new Disposable();
+        },
+        withProgress: async (_opts, task) => task({ report: () => undefined }, { isCancellationRequested: false }),
+        get activeTextEditor() {
+            return state.activeUri ? { document: { uri: state.activeUri } } : undefined;
+        },
+        onDidChangeActiveTextEditor: () => new Disposable(),
+        createStatusBarItem: () => ({ show() {}, hide() {}, dispose() {} }),
+    },
+    commands: {
+        registerCommand: () => new Disposable(),
+        executeCommand: async () => undefined,
+    },
+    __test: {
+        state,
+        log,
+        reset() {
+            state.config = {};
+            state.globalConfig = {};
+            state.folders = undefined;
+            state.trusted = true;
+            state.messages = [];
+            state.activeUri = undefined;
+            log.lines = [];
+        },
+        folder(fsPath, name, index = 0) {
+            return { uri: Uri.file(fsPath), name: name ?? path.basename(fsPath), index };
+        },
+    },
+};
+
+// Anything the client (or vscode-languageclient at load time) touches that is not modelled above is a plain
+// class, so `class X extends vscode.Y {}` and enum lookups do not crash a test.
+module.exports = new Proxy(stub, {
+    get(target, prop) {
+        if (prop in target) {
+            return target[prop];
+        }
+        if (typeof prop === 'symbol' || prop === 'then' || prop === '__esModule') {
+            return undefined;
+        }
+        const Placeholder = class {};
+        target[prop] = Placeholder;
+        return Placeholder;
+    },
+});

@@ -1,0 +1,161 @@
+"""In-process tests of the server's pure parts: settings, buffer merging, positions, raw-param checks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from my_agent_core.lsp import params as P
+from my_agent_core.lsp.chat import camel_event
+from my_agent_core.lsp.workspace import (
+    Settings,
+    buffer_with_changes,
+    memory_file_of,
+    minimal_edit,
+    offset_to_position,
+)
+
+
+def change(before: str | None, after: str | None) -> SimpleNamespace:
+    return SimpleNamespace(index=0, before=before, after=after)
+
+
+# ----- settings --------------------------------------------------------------------------------------
+def test_settings_fall_back_to_the_environment() -> None:
+    s = Settings.resolve([], env={"MY_AGENT_MODEL": "m-env", "OPENAI_BASE_URL": "http://x/v1"})
+    assert (s.model, s.base_url) == ("m-env", "http://x/v1")
+    assert (s.memory_char_limit, s.user_char_limit, s.near_budget_share) == (2200, 1375, 0.9)
+    assert s.limit("memory") == 2200 and s.limit("user") == 1375
+
+
+def test_settings_later_layers_win_and_junk_is_ignored() -> None:
+    init = {"model": "m-init", "memory": {"memoryCharLimit": 500, "userCharLimit": 300}}
+    pulled = {
+        "model": "m-pulled",
+        "baseUrl": "  ",
+        "memory": {"memoryCharLimit": True, "userCharLimit": -4, "nearBudgetShare": 0.5},
+    }
+    s = Settings.resolve([init, pulled], env={"OPENAI_BASE_URL": "http://env/v1"})
+    assert s.model == "m-pulled"
+    assert s.base_url == "http://env/v1"
+    assert (s.memory_char_limit, s.user_char_limit, s.near_budget_share) == (500, 300, 0.5)
+    assert Settings.resolve([None, [], "x", {"memory": []}], env={}).model is None
+
+
+def test_untrusted_folders_are_matched_by_path(tmp_path: Path) -> None:
+    folder = tmp_path / "a b"
+    s = Settings.resolve([], env={}, untrusted=[folder.as_uri(), 7, None, "relative/x"])
+    assert not s.is_trusted(folder)
+    assert s.is_trusted(tmp_path)
+
+
+# ----- memory files and positions --------------------------------------------------------------------
+def test_memory_file_of(tmp_path: Path) -> None:
+    uri = (tmp_path / "ws" / ".my_agent_core" / "memory" / "USER.md").as_uri()
+    mf = memory_file_of(uri)
+    assert mf is not None and mf.target == "user" and mf.folder == tmp_path / "ws"
+    assert memory_file_of((tmp_path / "MEMORY.md").as_uri()) is None
+    assert memory_file_of("untitled:Untitled-1") is None
+    assert memory_file_of(42) is None  # type: ignore[arg-type]
+
+
+def test_offset_to_position_counts_utf16_units_and_all_line_breaks() -> None:
+    text = "a😀b\r\nx\ry\nz"
+    assert offset_to_position(text, 3).character == 4  # 😀 is two UTF-16 units
+    assert offset_to_position(text, 3, "utf-32").character == 3
+    assert offset_to_position(text, 3, "utf-8").character == 6
+    pos = offset_to_position(text, text.index("y"))
+    assert (pos.line, pos.character) == (2, 0)
+    pos = offset_to_position(text, len(text))
+    assert (pos.line, pos.character) == (3, 1)
+
+
+# ----- merging a server-side write into a dirty buffer -------------------------------------------------
+def test_added_entry_is_appended_after_the_users_unsaved_text() -> None:
+    buffer = "uses uv\n§\nUNSAVED user note\n"
+    merged = buffer_with_changes(buffer, [change(None, "agent fact")])
+    assert merged == "uses uv\n§\nUNSAVED user note\n§\nagent fact\n"
+
+
+def test_replace_and_remove_touch_only_their_entry() -> None:
+    buffer = "one\n§\ntwo\n§\nthree UNSAVED\n"
+    assert buffer_with_changes(buffer, [change("two", "TWO")]) == "one\n§\nTWO\n§\nthree UNSAVED\n"
+    assert buffer_with_changes(buffer, [change("two", None)]) == "one\n§\nthree UNSAVED\n"
+    assert buffer_with_changes(buffer, [change("one", None)]) == "two\n§\nthree UNSAVED\n"
+
+
+def test_entry_the_user_already_edited_is_not_clobbered() -> None:
+    buffer = "one EDITED\n§\ntwo\n"
+    # the agent replaced "one", which the user is rewriting: keep their text, add the new entry
+    assert buffer_with_changes(buffer, [change("one", "uno")]) == "one EDITED\n§\ntwo\n§\nuno\n"
+    assert buffer_with_changes(buffer, [change("gone", None)]) == buffer
+    assert buffer_with_changes(buffer, [change(None, "two")]) == buffer  # already there
+
+
+def test_merge_keeps_crlf_and_fills_an_empty_buffer() -> None:
+    assert buffer_with_changes("a\r\n§\r\nb\r\n", [change(None, "c\nd")]) == (
+        "a\r\n§\r\nb\r\n§\r\nc\r\nd\r\n"
+    )
+    assert buffer_with_changes("  \n", [change(None, "first")]) == "first\n"
+
+
+def test_minimal_edit() -> None:
+    assert minimal_edit("abc", "abc") is None
+    assert minimal_edit("a\nb\n", "a\nX\nb\n") == (2, 2, "X\n")
+    start, end, text = minimal_edit("a\r\nb", "a\r\nc\r\nb")  # type: ignore[misc]
+    assert "a\r\nb"[:start] + text + "a\r\nb"[end:] == "a\r\nc\r\nb"
+    assert "a\r\nb"[start - 1 : start] != "\r"
+
+
+# ----- raw params ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("raw", [[], "x", 3, True, [{"a": 1}]])
+def test_params_must_be_an_object(raw: object) -> None:
+    with pytest.raises(P.RequestError) as info:
+        P.to_params(raw)
+    assert info.value.code == -32602
+
+
+def test_param_checks() -> None:
+    assert P.to_params(None) == {}
+    with pytest.raises(P.RequestError, match="must not be empty"):
+        P.req_str({"m": "  "}, "m", non_empty=True)
+    with pytest.raises(P.RequestError, match="is required"):
+        P.req_str({"m": None}, "m")
+    with pytest.raises(P.RequestError, match="must be a string"):
+        P.opt_str({"m": 1}, "m")
+    with pytest.raises(P.RequestError, match="must be one of"):
+        P.req_choice({"t": "MEMORY"}, "t", ("memory", "user"))
+    with pytest.raises(P.RequestError, match="must be an integer"):
+        P.opt_int({"n": True}, "n", minimum=1, maximum=5)
+    with pytest.raises(P.RequestError, match="between"):
+        P.opt_int({"n": 0}, "n", minimum=1, maximum=5)
+
+
+def test_camel_event() -> None:
+    event = camel_event(
+        "s1", {"kind": "done", "reply": "r", "usage": {"prompt_tokens": 3, "cache_hit_rate": 0.5}}
+    )
+    assert event == {
+        "sessionId": "s1",
+        "kind": "done",
+        "reply": "r",
+        "usage": {"promptTokens": 3, "cacheHitRate": 0.5},
+    }
+    call = camel_event("s", {"kind": "tool_call", "call_id": "c", "arguments": {"a": 1}})
+    assert call["callId"] == "c" and call["arguments"] == '{"a": 1}'
+
+
+def test_startup_does_not_import_the_agent_or_openai() -> None:
+    code = (
+        "import sys; from my_agent_core.lsp.server import build_server; build_server(); "
+        "bad = [m for m in ('openai', 'my_agent_core.agent', 'httpx') if m in sys.modules]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
