@@ -114,11 +114,13 @@ def bench_overhead(rounds: int, in_process: bool) -> dict[str, float]:
             bare()
             with_agent()
         walls: dict[str, list[float]] = {"bare": [], "agent": []}
+        cpu: dict[str, list[float]] = {"bare": [], "agent": []}
         for _ in range(rounds):  # interleaved, so drift affects both equally
             for name, fn in (("bare", bare), ("agent", with_agent)):
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 fn()
                 walls[name].append(time.perf_counter() - start)
+                cpu[name].append(time.process_time() - start_cpu)
         server = _server_times(base_url)[2 * warmup :]
     client_side = {
         "bare": [w - s for w, s in zip(walls["bare"], server[0::2], strict=False)],
@@ -136,6 +138,12 @@ def bench_overhead(rounds: int, in_process: bool) -> dict[str, float]:
         f"wall minus server time  : bare {statistics.median(client_side['bare']) * 1e3:.3f} ms, "
         f"agent {statistics.median(client_side['agent']) * 1e3:.3f} ms"
     )
+    if not in_process:  # process CPU time = client-side work only (robust to scheduling noise)
+        bare_cpu, agent_cpu = statistics.mean(cpu["bare"]), statistics.mean(cpu["agent"])
+        print(
+            f"client CPU time (mean)  : bare {bare_cpu * 1e3:.3f} ms, agent {agent_cpu * 1e3:.3f} ms "
+            f"(+{(agent_cpu - bare_cpu) * 1e3:.3f} ms, ratio {agent_cpu / bare_cpu:.2f})"
+        )
     overhead = agent_p50 - bare_p50
     print(
         f"agent overhead per step : {overhead * 1e3:.3f} ms; ratio agent/bare = "

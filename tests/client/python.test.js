@@ -147,3 +147,25 @@ test('resolveServerPython: a venv is needed but no wheels are bundled -> clear e
         (e) => e instanceof py.PythonSetupError && /no bundled wheels/.test(e.message),
     );
 });
+
+test('a setup lock left by a dead process is stale; a live owner keeps it', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'myagent-lock-'));
+    const lock = path.join(dir, 'python-env.lock');
+    fs.mkdirSync(lock);
+    assert.equal(py.lockOwnerGone(lock), false); // no owner file yet
+    fs.writeFileSync(path.join(lock, 'owner'), String(process.pid));
+    assert.equal(py.lockOwnerGone(lock), false);
+    const child = require('child_process').spawnSync(process.execPath, ['-e', 'console.log(process.pid)']);
+    fs.writeFileSync(path.join(lock, 'owner'), child.stdout.toString().trim());
+    assert.equal(py.lockOwnerGone(lock), true);
+});
+
+test('pip runs without the user pip configuration', () => {
+    const env = py.isolatedPipEnv({ PATH: '/bin', PIP_INDEX_URL: 'https://evil', PIP_FIND_LINKS: '/x', PYTHONPATH: '/p' });
+    assert.equal(env.PATH, '/bin');
+    assert.equal(env.PIP_INDEX_URL, undefined);
+    assert.equal(env.PIP_FIND_LINKS, undefined);
+    assert.equal(env.PYTHONPATH, undefined);
+    assert.equal(env.PIP_CONFIG_FILE, os.devNull);
+    assert.ok(py.pipInstallArgs('/w').includes('--isolated'));
+});

@@ -45,7 +45,13 @@ def path_without_project_venv() -> str:
 
 @pytest.fixture(scope="module")
 def first_run(vsix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    env = {"PATH": path_without_project_venv(), "VIRTUAL_ENV": None, "PYTHONPATH": None}
+    env = {
+        "PATH": path_without_project_venv(),
+        "VIRTUAL_ENV": None,
+        "PYTHONPATH": None,
+        "MY_AGENT_MODEL": None,  # no model anywhere: the chat must say how to configure one
+        "OPENAI_BASE_URL": None,
+    }
     probe = subprocess.run(
         [
             "python3",
@@ -111,3 +117,24 @@ def test_first_run_builds_the_venv_from_bundled_wheels_and_lints(first_run: Sess
     assert str(v.REPO / "server") not in check.stdout, (
         "the venv imports the repo's sources, not the wheels"
     )
+
+
+def test_chat_without_a_model_says_how_to_configure_one(first_run: Session) -> None:
+    s = first_run
+    s.palette("Focus on Chat View")
+    text = s.js(
+        """
+        const frame = await h.webviewFrame('textarea');
+        const box = frame.locator('textarea').first();
+        await box.click();
+        await box.fill('hello');
+        await box.press('Enter');
+        return await h.waitFor(async () => {
+          const t = await frame.locator('body').innerText();
+          return /model/i.test(t.split('hello').slice(1).join('hello')) ? t : null;
+        }, { timeout: 60000, what: 'a message about the missing model' });
+        """
+    )
+    s.shot("chat-without-model")
+    assert isinstance(text, str)
+    assert "myAgent.model" in text or "MY_AGENT_MODEL" in text, text

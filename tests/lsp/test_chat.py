@@ -266,6 +266,8 @@ async def test_untrusted_folder_runs_without_memory(
 ) -> None:
     result = await request(client, "myAgent/chat/start", {"folder": roots["untrusted"].as_uri()})
     assert result["memory"] is False
+    state = await request(client, "myAgent/memory/state", {"folder": roots["untrusted"].as_uri()})
+    assert state["trusted"] is False and state["stores"][0]["entries"] == ["SECRET untrusted note"]
     session = result["sessionId"]
     text = await prompt(client, session)
     assert "MEMORY_CONTEXT" not in text and "SECRET" not in text
@@ -356,5 +358,22 @@ async def test_missing_model_is_32001(tmp_path: Path) -> None:
             await send_raw(c, {"jsonrpc": "2.0", "id": new_id(), "method": "myAgent/chat/sessions"})
         assert info.value.code == -32600
         c.exit(None)
+    finally:
+        await c.stop()
+
+
+async def test_shutdown_stops_a_running_turn(tmp_path: Path, fake: FakeOpenAI) -> None:
+    folder = make_folder(tmp_path, "busy", memory="x\n")
+    c = await start_server([folder], init_options={"model": "m", "baseUrl": fake.base_url})
+    try:
+        session = await start(c)
+        fake.add({"hang": True})
+        served = len(fake.completion_requests)
+        pending = asyncio.ensure_future(send(c, session, "never answered by the model"))
+        await wait_until(lambda: len(fake.completion_requests) > served)
+        await asyncio.wait_for(c.shutdown_session(), timeout=15)  # the process exits
+        with pytest.raises(JsonRpcException) as info:
+            await asyncio.wait_for(pending, timeout=5)
+        assert info.value.code == -32800
     finally:
         await c.stop()

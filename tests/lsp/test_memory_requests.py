@@ -248,6 +248,37 @@ async def test_disk_and_cli_changes_are_announced(client: Any, folder: Path) -> 
     assert changed_for(client, folder)[2]["source"] == "disk"
 
 
+async def test_our_own_write_seen_by_the_watcher_is_not_announced_twice(
+    client: Any, folder: Path
+) -> None:
+    await request(
+        client, "myAgent/memory/edit", edit(folder, target="memory", action="add", content="once")
+    )
+    watched(client, memory_path(folder))
+    await request(client, "myAgent/memory/state", {"folder": folder.as_uri()})  # after the event
+    assert [n["source"] for n in changed_for(client, folder)] == ["user"]
+
+
+async def test_a_folder_without_memory_yet(client: Any, base: Path) -> None:
+    bare = base / f"bare{next(_counter)}"
+    bare.mkdir()
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=bare.as_uri(), name=bare.name)], removed=[]
+            )
+        )
+    )
+    state = await request(client, "myAgent/memory/state", {"folder": bare.as_uri()})
+    assert [(s["entries"], s["used"], s["available"]) for s in state["stores"]] == [
+        ([], 0, True)
+    ] * 2
+    await request(
+        client, "myAgent/memory/edit", edit(bare, target="user", action="add", content="first")
+    )
+    assert memory_path(bare, "user").read_text(encoding="utf-8") == "first\n"
+
+
 def open_doc(client: Any, path: Path, text: str, version: int = 1) -> str:
     uri = path.as_uri()
     client.text_document_did_open(

@@ -246,11 +246,32 @@ export async function probePython(python: string, log: Logger): Promise<ProbeOut
 
 export class PythonSetupError extends Error {}
 
+/** True when the process that wrote a lock is gone (a window closed mid-setup must not block the next one). */
+export function lockOwnerGone(lockDir: string): boolean {
+    let pid: number;
+    try {
+        pid = Number(fs.readFileSync(path.join(lockDir, 'owner'), 'utf8').trim());
+    } catch {
+        return false; // being created right now, or an old lock: the age check decides
+    }
+    if (!Number.isInteger(pid) || pid <= 0) {
+        return true;
+    }
+    try {
+        process.kill(pid, 0);
+        return false;
+    } catch (e) {
+        return (e as NodeJS.ErrnoException).code === 'ESRCH';
+    }
+}
+
+/** One venv setup at a time across windows: a lock directory holding the owner's pid. */
 async function withLock<T>(lockDir: string, log: Logger, fn: () => Promise<T>): Promise<T> {
     const deadline = Date.now() + 10 * 60_000;
     for (;;) {
         try {
             fs.mkdirSync(lockDir);
+            fs.writeFileSync(path.join(lockDir, 'owner'), String(process.pid));
             break;
         } catch {
             let age = 0;
@@ -259,7 +280,7 @@ async function withLock<T>(lockDir: string, log: Logger, fn: () => Promise<T>): 
             } catch {
                 continue;
             }
-            if (age > 10 * 60_000 || Date.now() > deadline) {
+            if (lockOwnerGone(lockDir) || age > 10 * 60_000 || Date.now() > deadline) {
                 log.info(`removing stale lock ${lockDir}`);
                 fs.rmSync(lockDir, { recursive: true, force: true });
                 continue;

@@ -18,7 +18,7 @@ from typing import Any
 from ..tools import Tool, ToolResult, tool
 from .errors import AgentCancelled, AgentConfigError, AgentError, endpoint_error
 from .prompt import build_system_prompt
-from .stream import StepResult, StreamCancelled, StreamingRequest, ToolCallSlot
+from .stream import StepResult, StreamCancelled, StreamingRequest, StreamWorker, ToolCallSlot
 from .usage import TurnUsage, Usage
 
 __all__ = ["DEFAULT_MAX_STEPS", "MEMORY_FAILURE_LIMIT", "Agent", "build_client"]
@@ -133,6 +133,7 @@ class Agent:
         self._run_thread: int | None = None
         self._cancel_requested = threading.Event()
         self._active_request: StreamingRequest | None = None
+        self._worker = StreamWorker()
         self._memory_failures = 0
         self._start_session()
 
@@ -321,12 +322,14 @@ class Agent:
             cancelled = self._cancel_requested.is_set()
         if cancelled:
             raise AgentCancelled()
-        request.start()
+        self._worker.submit(request)
         try:
             result = request.wait()
         finally:
             with self._state_lock:
                 self._active_request = None
+            if request.cancelled:  # its worker may still be blocked in I/O: use a fresh one
+                self._worker = StreamWorker()
         # What a successful request carried stays in the history, whatever happens next in this turn:
         # the next request must extend it byte for byte.
         self._keep = max(self._keep, len(kwargs["messages"]))

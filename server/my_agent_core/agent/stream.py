@@ -124,7 +124,7 @@ def _shutdown_socket(stream: Any) -> None:
 
 
 class StreamingRequest:
-    """Runs `create()` and the stream in a daemon thread; `wait()` returns the assembled step."""
+    """One `create()` + stream iteration, run by a `StreamWorker`; `wait()` returns the assembled step."""
 
     def __init__(self, create: Callable[[], Any], on_text: Callable[[str], None]) -> None:
         self._create = create
@@ -133,11 +133,10 @@ class StreamingRequest:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._stream: Any = None
-        self._thread = threading.Thread(target=self._pump, name="my-agent-stream", daemon=True)
 
-    def start(self) -> StreamingRequest:
-        self._thread.start()
-        return self
+    @property
+    def cancelled(self) -> bool:
+        return self._stop.is_set()
 
     def cancel(self) -> None:
         """Stop the request from any thread; `wait()` raises `StreamCancelled` promptly."""
@@ -157,7 +156,8 @@ class StreamingRequest:
             raise value
         return value
 
-    def _pump(self) -> None:
+    def run(self) -> None:
+        """Called on the worker thread."""
         stream = None
         outcome: tuple[str, Any] | None = None
         try:
@@ -184,3 +184,36 @@ class StreamingRequest:
                     stream.close()
             if outcome is not None:  # last: the waiting thread resumes with nothing left to do here
                 self._box.put(outcome)
+
+
+class StreamWorker:
+    """A reusable daemon thread running requests one at a time (no thread start per model step).
+
+    It exits after `idle_seconds` without work, so a dropped Agent leaves no thread behind. After a
+    cancelled request the Agent starts using a new worker: the old one may still be blocked in I/O.
+    """
+
+    def __init__(self, idle_seconds: float = 30.0) -> None:
+        self.idle_seconds = idle_seconds
+        self._jobs: queue.SimpleQueue[StreamingRequest] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._alive = False
+
+    def submit(self, request: StreamingRequest) -> None:
+        with self._lock:
+            self._jobs.put(request)
+            if not self._alive:
+                self._alive = True
+                threading.Thread(target=self._loop, name="my-agent-stream", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=self.idle_seconds)
+            except queue.Empty:
+                with self._lock:
+                    if self._jobs.empty():
+                        self._alive = False
+                        return
+                continue
+            job.run()

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
+
 from .params import (
     ENDPOINT_FAILED,
     INVALID_PARAMS,
@@ -243,6 +245,14 @@ class ChatManager:
             session.agent.cancel()
             self._sessions_changed()
 
+    def shutdown(self) -> None:
+        """Stop every running turn (worker threads must not keep the process alive after exit)."""
+        for session in list(self.sessions.values()):
+            session.agent.cancel()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
     def end_folder(self, folder: Path) -> None:
         """Forget the sessions of a folder that left the workspace."""
         for session_id, session in list(self.sessions.items()):
@@ -252,6 +262,10 @@ class ChatManager:
 
 def register(ls: MyAgentServer) -> None:
     """The chat requests."""
+
+    @ls.feature(types.SHUTDOWN)
+    def on_shutdown(ls: MyAgentServer, params: Any) -> None:
+        ls.chat.shutdown()
 
     @ls.feature("myAgent/chat/start")
     async def chat_start(ls: MyAgentServer, raw: Any) -> dict[str, Any]:

@@ -27,6 +27,7 @@ __all__ = [
     "normalize_entry",
     "parse",
     "serialize",
+    "strip_blanks",
 ]
 
 SECTION_SIGN = "§"
@@ -179,7 +180,18 @@ class MemoryDocument:
 
 def normalize_entry(text: str) -> str:
     """Entry text as the store keeps it: `\\n` line ends, surrounding whitespace stripped."""
-    return _LINE_BREAK.sub("\n", text).strip()
+    return strip_blanks(_LINE_BREAK.sub("\n", text))
+
+
+def strip_blanks(text: str) -> str:
+    """`str.strip()` that also treats U+FEFF (zero-width no-break space, a stray BOM) as blank.
+
+    Without it an entry that starts with U+FEFF would turn into the file's BOM on the next write and
+    vanish."""
+    stripped = text.strip()
+    while stripped[:1] == BOM or stripped[-1:] == BOM:
+        stripped = stripped.strip(BOM).strip()
+    return stripped
 
 
 def serialize(entries: list[str]) -> str:
@@ -209,8 +221,8 @@ def parse(text: str) -> MemoryDocument:
         start = max(line_starts[line], body_start)
         end = _line_end(text, line_starts, line)
         content = text[start:end]
-        bare = content.strip(" \t\f\v")
-        if bare and not bare.strip(SECTION_SIGN + " \t\f\v"):
+        bare = strip_blanks(content)
+        if not strip_blanks(bare.replace(SECTION_SIGN, "")):  # only `§` and blanks: a split
             if content == SECTION_SIGN:
                 kind = DelimiterKind.CANONICAL
             elif bare.count(SECTION_SIGN) > 1:
@@ -219,7 +231,7 @@ def parse(text: str) -> MemoryDocument:
                 kind = DelimiterKind.PADDED
             delimiters.append(DelimiterLine(line, start, end, kind))
         else:
-            shown = content.strip()
+            shown = bare
             column = text.index(SECTION_SIGN, start, end) - line_starts[line]
             at_edge = shown.startswith(SECTION_SIGN) or shown.endswith(SECTION_SIGN)
             strays.append(StrayDelimiter(line, start, end, column, at_edge))
@@ -231,9 +243,9 @@ def parse(text: str) -> MemoryDocument:
     for n in range(len(delimiters) + 1):
         seg_end = delimiters[n].start if n < len(delimiters) else len(text)
         raw = text[seg_start:seg_end]
-        stripped = raw.strip()
+        stripped = strip_blanks(raw)
         if stripped:
-            lead = len(raw) - len(raw.lstrip())
+            lead = raw.index(stripped)
             start = seg_start + lead
             entries.append(
                 Entry(

@@ -34,9 +34,9 @@ _RULES: list[tuple[str, str, re.Pattern[str], tuple[str, ...]]] = [
         "injection",
         "tells the model to ignore its instructions",
         re.compile(
-            r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?"
-            r"\b(?:previous|prior|above|earlier|preceding|all|any|your|the|system)\b[^.\n]{0,20}?"
-            r"\b(?:instructions?|prompts?|rules|guidelines|directives|guardrails|messages?)\b",
+            r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,30}?"
+            r"\b(?:previous|prior|above|earlier|preceding|original|system|developer|your)\b[^.\n]{0,20}?"
+            r"\b(?:instructions?|prompts?|rules|guidelines|directives|guardrails)\b",
             _F,
         ),
         ("ignore", "disregard", "forget", "override", "bypass"),
@@ -45,7 +45,9 @@ _RULES: list[tuple[str, str, re.Pattern[str], tuple[str, ...]]] = [
         "injection",
         "tells the model to ignore its instructions",
         re.compile(
-            r"(?:忽略|无视|忘记|忽视|不要理会)[^。\n]{0,12}(?:指令|指示|提示词?|规则|说明|设定)", _F
+            r"(?:忽略|无视|忘记|忽视|不要理会)[^。\n]{0,6}(?:之前|以上|上面|先前|上述|前面|系统|原有|原来|你的)"
+            r"[^。\n]{0,8}(?:指令|指示|提示词?|规则|设定|要求)",
+            _F,
         ),
         ("忽略", "无视", "忘记", "忽视", "不要理会"),
     ),
@@ -122,12 +124,13 @@ _RULES: list[tuple[str, str, re.Pattern[str], tuple[str, ...]]] = [
         "persistence",
         "tells the model to keep doing something hidden from the user",
         re.compile(
-            r"\b(?:always|every\s+(?:session|time|turn)|from\s+now\s+on)\b[^.\n]{0,60}?\b(?:without|never)\s+"
-            r"(?:telling|informing|asking|mentioning|showing)\b|\bdo\s+not\s+(?:tell|inform|mention\s+(?:this\s+)?to)"
-            r"\s+the\s+user\b|\bdon'?t\s+tell\s+the\s+user\b",
+            r"\bwithout\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+user|them|anyone)\b|"
+            r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|notify|alert)\s+the\s+user\b|"
+            r"\bhide\s+(?:this|it|that)\s+from\s+the\s+user\b|"
+            r"\bnever\s+mention\s+(?:this|it|that)\s+to\s+the\s+user\b",
             _F,
         ),
-        ("always", "every", "from now on", "tell"),
+        ("tell", "inform", "notify", "alert", "hide", "mention"),
     ),
     (
         "execution",
@@ -187,10 +190,10 @@ def _is_joining_script(ch: str) -> bool:
 def _joiner_is_legitimate(text: str, i: int) -> bool:
     prev = text[i - 1] if i > 0 else ""
     nxt = text[i + 1] if i + 1 < len(text) else ""
+    if _is_joining_script(prev) or (nxt and _is_joining_script(nxt)):
+        return True  # e.g. Persian ZWNJ, Malayalam chillu (virama + ZWJ) at a word's end
     if not prev or not nxt:
         return False
-    if _is_joining_script(prev) or _is_joining_script(nxt):
-        return True
     if text[i] == "\u200d":
         j = i - 1
         while j > 0 and _is_emoji_tail(text[j]):

@@ -328,6 +328,13 @@ class MemoryStore:
     def _check_content(self, content: str, field_name: str) -> None:
         if not content:
             raise MemoryEditError(f"`{field_name}` is empty: pass the text of the entry.")
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise MemoryEditError(
+                f"`{field_name}` is not valid Unicode text (a lone surrogate at position {exc.start}); "
+                "send the text as proper UTF-8."
+            ) from None
         doc = parse(content)
         if len(doc.entries) != 1 or doc.delimiters:
             raise MemoryEditError(
@@ -390,7 +397,15 @@ class MemoryStore:
     def _locked(self) -> Iterator[None]:
         """Exclusive lock across threads and processes (flock on `.lock` in the memory folder)."""
         with self._thread_lock:
-            fd = self._lock_descriptor()
+            try:
+                fd = self._lock_descriptor()
+            except _Unavailable as exc:
+                raise MemoryEditError(str(exc)) from None
+            except OSError as exc:
+                raise MemoryEditError(
+                    f"Cannot lock the memory folder ({self.mem_dir / LOCK_NAME}: {exc.strerror}); "
+                    "nothing was written."
+                ) from None
             try:
                 yield
             finally:
@@ -456,7 +471,9 @@ class MemoryStore:
         except FileNotFoundError:
             return ""
         except IsADirectoryError:
-            raise _Unavailable(f"{name} is a folder, not a file; the store will not touch it.") from None
+            raise _Unavailable(
+                f"{name} is a folder, not a file; the store will not touch it."
+            ) from None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -476,7 +493,7 @@ class MemoryStore:
             return
         real = path.resolve()
         folder = self.mem_dir.resolve()
-        if real.parent != folder:
+        if not real.is_relative_to(folder) or real == folder:
             raise _Unavailable(
                 f"{path.name} is a symbolic link to {real}, outside the memory folder; the store refuses "
                 "to read or write through it (a cloned repository could aim it at your files)."
@@ -485,11 +502,20 @@ class MemoryStore:
     def _backup(self, target: str) -> None:
         """Keep the previous bytes of a non-canonical (hand-edited) file recoverable before rewriting."""
         backups = self.mem_dir / BACKUP_DIR
+        if backups.is_symlink() or (backups.exists() and not backups.is_dir()):
+            raise MemoryEditError(
+                f"{self.files[target]} was edited by hand and must be backed up before the store rewrites "
+                f"it, but {backups} is not a plain folder (a link or a file); move it away and retry."
+            )
         backups.mkdir(exist_ok=True)
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        name = f"{self.files[target]}.{stamp}.{os.getpid()}.bak"
-        (backups / name).write_bytes(self._resolved(target).read_bytes())
-        olds = sorted(backups.glob(f"{self.files[target]}.*.bak"))
+        now = time.time_ns()
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now / 1e9))
+        name = f"{self.files[target]}.{stamp}.{now % 1_000_000_000:09d}.{os.getpid()}.bak"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(backups / name, flags, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(self._resolved(target).read_bytes())
+        olds = sorted(p for p in backups.glob(f"{self.files[target]}.*.bak") if not p.is_symlink())
         for old in olds[:-MAX_BACKUPS]:
             old.unlink(missing_ok=True)
 
@@ -499,6 +525,7 @@ class MemoryStore:
         Returns the new file's identity signature (for the re-read cache)."""
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
+            os.fchmod(fd, _file_mode(path))
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text.encode("utf-8"))
                 handle.flush()
@@ -521,9 +548,12 @@ class MemoryStore:
         if not self.mem_dir.is_dir():
             return
         lock_path = self.mem_dir / LOCK_NAME
-        if lock_path.is_symlink() or not lock_path.exists():
+        if lock_path.is_symlink() or not lock_path.is_file():
             return
-        fd = os.open(lock_path, os.O_RDWR)
+        try:
+            fd = os.open(lock_path, os.O_RDWR)
+        except OSError:
+            return
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -574,6 +604,16 @@ def _revert(entries: list[str], change: Change, name: str) -> list[str]:
     if change.before is not None and change.before not in entries:
         entries.insert(min(change.index, len(entries)), change.before)
     return entries
+
+
+def _file_mode(path: Path) -> int:
+    """The permission bits a rewrite keeps: the file's own, or 0o666 less the umask for a new file."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _signature(st: os.stat_result) -> tuple[int, ...]:
