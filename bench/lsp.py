@@ -28,6 +28,7 @@ from pygls.lsp.client import LanguageClient
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = [sys.executable, "-m", "my_agent_core", "serve"]
+SERVER_COMMAND = list(SERVER)
 PHRASE = "the project uses pytest and uv for envs deploys with docker prefers short answers"
 PHRASE_2 = "用户 偏好 简洁 中文 回答 🎉 api keys live in vault ci runs on github actions"
 WORDS = PHRASE.split(" ") + PHRASE_2.split(" ")
@@ -66,7 +67,7 @@ class Bench:
                 waiter.set_result(now)
 
     async def start(self, folder: Path) -> None:
-        await self.client.start_io(*SERVER)
+        await self.client.start_io(*SERVER_COMMAND)
         caps = types.ClientCapabilities(
             general=types.GeneralClientCapabilities(position_encodings=["utf-16"]),
             text_document=types.TextDocumentClientCapabilities(
@@ -198,10 +199,14 @@ async def main() -> None:
     parser.add_argument("--edits", type=int, default=400, help="edits of the full-size file")
     parser.add_argument("--starts", type=int, default=5, help="cold starts to time")
     parser.add_argument("--quick", action="store_true", help="fewer edits on the big files")
+    parser.add_argument("--sizes", default="2200,100000,1000000", help="file sizes (chars) to time")
+    parser.add_argument("--profile", metavar="PATH", help="run the server under cProfile into PATH")
     args = parser.parse_args()
+    if args.profile:
+        SERVER_COMMAND[:] = [sys.executable, "-m", "cProfile", "-o", args.profile, *SERVER[1:]]
 
     print(f"openai imported at server start: {imports_openai_at_start()}")
-    starts = sorted([await cold_start() for _ in range(args.starts)])
+    starts = sorted([await cold_start() for _ in range(args.starts)]) or [0.0]
     print(
         f"cold start (spawn -> first diagnostics): median {statistics.median(starts):.0f} ms, "
         f"max {starts[-1]:.0f} ms over {len(starts)} runs"
@@ -216,7 +221,7 @@ async def main() -> None:
     ]
     for size, edits in plan:
         r = await typing_latency(size, edits)
-        label = {2200: "full-size", 100_000: "100 KB", 1_000_000: "1 MB"}[size]
+        label = {2200: "full-size", 100_000: "100 KB", 1_000_000: "1 MB"}.get(size, f"{size:,}")
         per_kb = r["p50"] / (r["chars"] / 1000)
         print(
             f"{label:>10} {r['chars']:>9,} {r['edits']:>6} {r['p50']:>8.2f} {r['p99']:>8.2f} "

@@ -269,3 +269,50 @@ def test_memory_changed_events_only_for_real_writes(
     assert changed[0]["journal_id"] == agent.memory_store.last_record.id
     results = [e for e in events if e["kind"] == "tool_result"]
     assert [r["ok"] for r in results] == [True, True]
+
+
+def _chunk(delta: dict, finish: str | None = None) -> str:
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+    )
+
+
+def test_tool_call_deltas_from_quirky_providers(fake, make_agent) -> None:
+    """No `index` (a new id starts a new call), the full name repeated on every delta, no id at all."""
+    fn = "function"
+    raw = [
+        _chunk({"role": "assistant", "content": None}),
+        _chunk({"tool_calls": [{"id": "a", "type": fn, fn: {"name": "lookup", "arguments": ""}}]}),
+        _chunk({"tool_calls": [{fn: {"name": "lookup", "arguments": '{"key": '}}]}),
+        _chunk({"tool_calls": [{fn: {"name": "lookup", "arguments": '"one"}'}}]}),
+        _chunk(
+            {"tool_calls": [{"id": "b", "type": fn, fn: {"name": "lookup", "arguments": "{}"}}]}
+        ),
+        _chunk({}, "tool_calls"),
+        "[DONE]",
+    ]
+    no_id = [
+        _chunk({"tool_calls": [{"index": 0, fn: {"name": "lookup", "arguments": '{"key": "z"}'}}]}),
+        _chunk({}, "tool_calls"),
+        "[DONE]",
+    ]
+    fake.add({"raw_sse": raw}, {"raw_sse": no_id}, {"content": "done"})
+    agent = make_agent(tools=[lookup])
+    assert agent.run("go") == "done"
+    calls = [c for m in agent.messages if m.get("tool_calls") for c in m["tool_calls"]]
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls] == [
+        ("a", "lookup", '{"key": "one"}'),
+        ("b", "lookup", "{}"),
+        ("call_5_0", "lookup", '{"key": "z"}'),
+    ]
+    results = [m["content"] for m in agent.messages if m["role"] == "tool"]
+    assert results[0] == "value-of-one"
+    assert results[1].startswith("Error: Missing required argument `key`")
+    assert results[2] == "value-of-z"
+    assert_valid_history(agent.messages)

@@ -180,3 +180,13 @@ def test_reset_reloads_memory_written_by_someone_else(fake, make_agent, tmp_path
     agent.reset()
     assert "Name is Ada" in agent.system_prompt
     assert agent.messages == [{"role": "system", "content": agent.system_prompt}]
+
+
+def test_request_options_are_sent_on_every_request(fake, make_agent):
+    agent = make_agent(request_options={"temperature": 0, "stream_options": None})
+    fake.add({"content": "a"}, {"content": "b"})
+    agent.run("one")
+    agent.run("two")
+    bodies = [json.loads(r.body) for r in fake.completion_requests]
+    assert all(b["temperature"] == 0 and "stream_options" not in b for b in bodies)
+    assert agent.usage.requests == 2 and agent.usage.prompt_tokens == 0  # no usage without it

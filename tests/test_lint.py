@@ -291,7 +291,7 @@ _entry_texts = st.lists(
 
 
 @given(_entry_texts)
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 def test_containment_matches_brute_force(texts: list[str]) -> None:
     found = contained_in(texts)
     assert set(found) == _contained_oracle(texts)
@@ -300,7 +300,7 @@ def test_containment_matches_brute_force(texts: list[str]) -> None:
 
 
 @given(st.lists(st.text(alphabet=_alphabet, max_size=12), max_size=6))
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 def test_ambiguous_rule_matches_brute_force_on_any_file(chunks: list[str]) -> None:
     text = "\n".join(chunks)
     doc = parse(text)
@@ -314,18 +314,31 @@ def test_ambiguous_rule_matches_brute_force_on_any_file(chunks: list[str]) -> No
 
 
 @given(st.lists(_entry_texts, min_size=1, max_size=12))
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 def test_incremental_containment_matches_brute_force_after_every_update(
     versions: list[list[str]],
 ) -> None:
     index = ContainmentIndex()
     index.REBUILD_AFTER = 3  # exercise both the incremental path and the rebuilds
+    big = ContainmentIndex()  # the default: mostly incremental
     for texts in versions:
         found = index.update(texts)
+        assert big.update(texts) == found
         expected = _contained_oracle(texts)
         assert {texts.index(t) for t in found} == expected
         for inner, outers in found.items():
             assert outers == {o for o in texts if o != inner and inner in o}
+
+
+@pytest.mark.parametrize("rebuild_after", [64, 3, 0])
+def test_incremental_containment_from_one_or_no_text(rebuild_after: int) -> None:
+    for first in ([], ["ab"]):
+        index = ContainmentIndex()
+        index.REBUILD_AFTER = rebuild_after
+        index.update(first)
+        assert index.update(["ab", "xaby"]) == {"ab": {"xaby"}}
+        assert index.update(["ab", "xaby", "y"]) == {"ab": {"xaby"}, "y": {"xaby"}}
+        assert index.update(["ab", "y"]) == {}
 
 
 def test_lint_with_a_cache_equals_lint_without() -> None:
@@ -369,7 +382,7 @@ def _address_oracle(texts: list[str], index: int) -> int:
 
 
 @given(_entry_texts.filter(lambda t: len(t) >= 1), st.data())
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 def test_shortest_address_is_shortest_and_resolves(texts: list[str], data: st.DataObject) -> None:
     index = data.draw(st.integers(0, len(texts) - 1))
     got = shortest_address(texts, index)
@@ -433,7 +446,7 @@ def test_fix_all_example() -> None:
 
 
 @given(st.lists(st.text(alphabet=st.sampled_from(list("ab §\n\t\u200b")), max_size=10), max_size=8))
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 def test_fix_all_converges_and_never_loses_text(chunks: list[str]) -> None:
     text = "\n".join(chunks)
     fixed = fix_all(text, limit=2200)

@@ -6,6 +6,7 @@ Every refused edit is checked to leave the disk byte-for-byte as it was.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -574,7 +575,9 @@ def test_every_hand_edit_stays_recoverable(mem_dir: Path) -> None:
     assert second in kept
 
 
-def test_backups_folder_symlink_out_of_the_folder_is_never_written(mem_dir: Path, tmp_path: Path) -> None:
+def test_backups_folder_symlink_out_of_the_folder_is_never_written(
+    mem_dir: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "outside-dir"
     outside.mkdir()
     (outside / "MEMORY.md.20000101T000000.1.bak").write_bytes(b"theirs")
@@ -583,10 +586,8 @@ def test_backups_folder_symlink_out_of_the_folder_is_never_written(mem_dir: Path
     write_raw(mem_dir, "hand edited\r\n")  # non-canonical: the next write keeps a backup
     s = MemoryStore(mem_dir)
     s.load_from_disk()
-    try:
+    with contextlib.suppress(MemoryEditError):
         s.add("memory", "x")
-    except MemoryEditError:
-        pass
     assert sorted(p.name for p in outside.iterdir()) == ["MEMORY.md.20000101T000000.1.bak"]
     assert (outside / "MEMORY.md.20000101T000000.1.bak").read_bytes() == b"theirs"
 

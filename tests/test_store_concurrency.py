@@ -174,7 +174,7 @@ def test_writer_killed_mid_write_never_leaves_a_torn_file(tmp_path: Path) -> Non
         assert not leftovers, leftovers
         reader.close()
 
-    assert last_version > 6, "the writer never got going"
+    assert last_version >= 6, "every round completes at least the write announced by `ready`"
     after = MemoryStore(mem_dir, memory_char_limit=BIG)
     after.replace("memory", "BLOB ", "small again")  # the lock was not left held
     assert disk_entries(path) == ["small again"]

@@ -228,11 +228,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.dispatch({ type: 'event', event });
     }
 
-    /** New chat: forgets the old session and starts one with a freshly frozen snapshot. */
-    async startSession(folder?: vscode.WorkspaceFolder): Promise<boolean> {
+    /**
+     * New chat: forgets the old session and starts one with a freshly frozen snapshot. Returns the error
+     * message when it could not start; `quiet` keeps it in the chat instead of a notification.
+     */
+    async startSession(folder?: vscode.WorkspaceFolder, quiet = false): Promise<string | undefined> {
         const client = await this.server.ready();
         if (!client) {
-            return false;
+            return vscode.l10n.t('The My Agent server is not running: see the output.');
         }
         this.stop();
         const old = this.state.sessionId;
@@ -248,13 +251,15 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
             this.sessionFolder = r.folder ?? target?.uri.toString();
             const name = (r.folder && folderForUri(r.folder)?.name) ?? target?.name ?? '';
             this.dispatch({ type: 'sessionStarted', sessionId: r.sessionId, folderName: name, memory: r.memory !== false });
-            return true;
+            return undefined;
         } catch (e) {
             const message = vscode.l10n.t('Could not start a chat session: {0}', errorMessage(e));
             getLog().error(message);
-            this.dispatch({ type: 'notice', notice: message });
-            void showErrorWithOutput(message);
-            return false;
+            if (!quiet) {
+                this.dispatch({ type: 'notice', notice: message });
+                void showErrorWithOutput(message);
+            }
+            return message;
         }
     }
 
@@ -262,8 +267,14 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         if (isBusy(this.state)) {
             return;
         }
-        if (!this.state.sessionId && !(await this.startSession())) {
-            return;
+        if (!this.state.sessionId) {
+            const failure = await this.startSession(undefined, true);
+            if (failure) {
+                // The error shows in place, under the message the user typed.
+                this.dispatch({ type: 'userSent', text });
+                this.dispatch({ type: 'failed', message: failure });
+                return;
+            }
         }
         const client = await this.server.ready();
         const sessionId = this.state.sessionId;

@@ -43,7 +43,7 @@ export async function showSnapshot(
     if (!client) {
         return;
     }
-    if (!chat.sessionId && !(await chat.startSession())) {
+    if (!chat.sessionId && (await chat.startSession())) {
         return;
     }
     const sessionId = chat.sessionId;

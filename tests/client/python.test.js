@@ -153,6 +153,9 @@ test('a setup lock left by a dead process is stale; a live owner keeps it', () =
     const lock = path.join(dir, 'python-env.lock');
     fs.mkdirSync(lock);
     assert.equal(py.lockOwnerGone(lock), false); // no owner file yet
+    const old = new Date(Date.now() - 120_000);
+    fs.utimesSync(lock, old, old);
+    assert.equal(py.lockOwnerGone(lock), true); // ... and none for two minutes: left over
     fs.writeFileSync(path.join(lock, 'owner'), String(process.pid));
     assert.equal(py.lockOwnerGone(lock), false);
     const child = require('child_process').spawnSync(process.execPath, ['-e', 'console.log(process.pid)']);

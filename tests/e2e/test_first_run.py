@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import vscode_e2e as v
-from conftest import (
+from e2e_session import (
     MEMORY_REL,
     Session,
     my_agent_rows,
@@ -122,8 +122,12 @@ def test_first_run_builds_the_venv_from_bundled_wheels_and_lints(first_run: Sess
 def test_chat_without_a_model_says_how_to_configure_one(first_run: Session) -> None:
     s = first_run
     s.palette("Focus on Chat View")
+    before = s.js("return await (await h.webviewFrame('textarea')).locator('body').innerText()")
+    assert "myAgent.model" not in str(before), (
+        "the hint must answer the user's message, not precede it"
+    )
     text = s.js(
-        """
+        r"""
         const frame = await h.webviewFrame('textarea');
         const box = frame.locator('textarea').first();
         await box.click();
@@ -131,7 +135,7 @@ def test_chat_without_a_model_says_how_to_configure_one(first_run: Session) -> N
         await box.press('Enter');
         return await h.waitFor(async () => {
           const t = await frame.locator('body').innerText();
-          return /model/i.test(t.split('hello').slice(1).join('hello')) ? t : null;
+          return /myAgent\.model|MY_AGENT_MODEL/.test(t) ? t : null;
         }, { timeout: 60000, what: 'a message about the missing model' });
         """
     )

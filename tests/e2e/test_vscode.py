@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import vscode_e2e as v
-from conftest import (
+from e2e_session import (
     MEMORY_REL,
     FakeModel,
     Session,

@@ -175,6 +175,12 @@ async def test_agent_write_keeps_the_session_snapshot_frozen(
     undone = await request(client, "myAgent/memory/undo", {})
     assert "project lints with ruff" not in undone["state"]["stores"][0]["entries"]
     assert await prompt(client, session) == before
+    # a hand edit of the file does not reach the frozen snapshot either
+    path = memory_path(roots["main"])
+    original = path.read_text(encoding="utf-8")
+    path.write_text(original + "§\nhand edit\n", encoding="utf-8")
+    assert await prompt(client, session) == before
+    path.write_text(original, encoding="utf-8")
 
 
 async def test_a_call_that_writes_nothing_is_not_announced(

@@ -3,6 +3,7 @@ merging server-side writes into a dirty editor buffer."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -255,7 +256,8 @@ async def test_our_own_write_seen_by_the_watcher_is_not_announced_twice(
         client, "myAgent/memory/edit", edit(folder, target="memory", action="add", content="once")
     )
     watched(client, memory_path(folder))
-    await request(client, "myAgent/memory/state", {"folder": folder.as_uri()})  # after the event
+    await asyncio.sleep(0.4)  # the watcher event settles (0.2 s) and finds nothing new
+    await request(client, "myAgent/memory/state", {"folder": folder.as_uri()})
     assert [n["source"] for n in changed_for(client, folder)] == ["user"]
 
 
@@ -301,10 +303,17 @@ async def test_editor_save_is_a_user_change(client: Any, folder: Path) -> None:
     path = memory_path(folder)
     text = "uses uv\n§\ntests run with pytest\n§\nsaved in the editor\n"
     uri = open_doc(client, path, text)
-    path.write_text(text, encoding="utf-8")  # what the editor's save does
-    watched(client, path)
+    path.write_text(text, encoding="utf-8")  # what the editor's save does, then:
+    watched(client, path)  # the watcher's event may come first: the save still wins
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     await wait_until(lambda: changed_for(client, folder))
-    assert changed_for(client, folder)[0]["source"] == "user"
+    await request(client, "myAgent/memory/state", {"folder": folder.as_uri()})
+    (note,) = changed_for(client, folder)
+    assert note["source"] == "user" and note["entries"][-1] == "saved in the editor"
+    await asyncio.sleep(0.3)  # the settled watcher event adds nothing
+    assert len(changed_for(client, folder)) == 1
     close_doc(client, uri)
 
 

@@ -122,7 +122,8 @@ async def answered(client: Any, method: str, params: Any) -> None:
 
 @pytest.mark.parametrize("method", METHODS)
 async def test_random_params_are_always_answered(client: Any, method: str) -> None:
-    for params in draw(params_strategy, 40):
+    # chat/start builds a real session for every valid example: fewer of those
+    for params in draw(params_strategy, 15 if method == "myAgent/chat/start" else 40):
         await answered(client, method, params)
     state = await request(client, "myAgent/memory/state", {})
     assert state["stores"][0]["target"] == "memory"

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -159,3 +160,54 @@ def test_startup_does_not_import_the_agent_or_openai() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# ----- change sources, in process ----------------------------------------------------------------------
+def in_process_server(tmp_path: Path) -> tuple[Any, list[tuple[str, Any]], list[Any], Path]:
+    """A server object without I/O: notifications and posted callbacks are recorded."""
+    from my_agent_core.lsp.server import MyAgentServer
+    from my_agent_core.lsp.workspace import FolderState, norm_path
+
+    ls = MyAgentServer()
+    sent: list[tuple[str, Any]] = []
+    posted: list[Any] = []
+    ls.protocol.notify = lambda method, params=None: sent.append((method, params))  # type: ignore[method-assign]
+    ls.post = lambda fn, *args: posted.append((fn, args))  # type: ignore[method-assign]
+    folder = tmp_path / "ws"
+    (folder / ".my_agent_core" / "memory").mkdir(parents=True)
+    (folder / ".my_agent_core" / "memory" / "MEMORY.md").write_text("one\n", encoding="utf-8")
+    state = FolderState(uri=folder.as_uri(), path=norm_path(folder))
+    ls.memory.folders[state.path] = state
+    ls.memory.baseline(state)
+    return ls, sent, posted, folder
+
+
+def test_sources_of_changes_seen_by_the_watcher(tmp_path: Path) -> None:
+    from my_agent_core.memory import MemoryStore
+
+    ls, sent, posted, folder = in_process_server(tmp_path)
+    mf = memory_file_of((folder / ".my_agent_core" / "memory" / "MEMORY.md").as_uri())
+    assert mf is not None
+
+    # our own panel write whose watcher echo arrives before the posted announcement
+    ls.memory.store(ls.memory.folders[mf.folder]).add("memory", "two")
+    ls.memory.file_changed(mf)
+    assert sent == []
+    for fn, args in posted:
+        fn(*args)
+    assert [(m, p["source"]) for m, p in sent] == [("myAgent/memory/changed", "user")]
+    ls.memory.file_changed(mf)  # the echo once more: nothing new
+    assert len(sent) == 1
+
+    MemoryStore(folder / ".my_agent_core" / "memory", author="cli").add("memory", "three")
+    ls.memory.file_changed(mf)
+    assert sent[-1][1]["source"] == "cli" and sent[-1][1]["entries"] == ["one", "two", "three"]
+
+    mf.path.write_text("one\n§\ntwo\n§\nthree\n§\nfour\n", encoding="utf-8")
+    ls.memory.file_changed(mf)
+    assert sent[-1][1]["source"] == "disk"
+    ls.memory.file_changed(mf, saved_in_editor=True)  # a save of the same text: no change
+    assert len(sent) == 3
+    mf.path.write_text("one\n", encoding="utf-8")
+    ls.memory.file_changed(mf, saved_in_editor=True)
+    assert sent[-1][1]["source"] == "user"

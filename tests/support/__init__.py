@@ -1,0 +1,1 @@
+"""Shared test helpers: the fake OpenAI server and agent fixtures."""

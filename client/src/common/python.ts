@@ -252,7 +252,12 @@ export function lockOwnerGone(lockDir: string): boolean {
     try {
         pid = Number(fs.readFileSync(path.join(lockDir, 'owner'), 'utf8').trim());
     } catch {
-        return false; // being created right now, or an old lock: the age check decides
+        // The owner writes its pid right after mkdir: a lock without one for a minute is left over.
+        try {
+            return Date.now() - fs.statSync(lockDir).mtimeMs > 60_000;
+        } catch {
+            return false;
+        }
     }
     if (!Number.isInteger(pid) || pid <= 0) {
         return true;
@@ -268,6 +273,7 @@ export function lockOwnerGone(lockDir: string): boolean {
 /** One venv setup at a time across windows: a lock directory holding the owner's pid. */
 async function withLock<T>(lockDir: string, log: Logger, fn: () => Promise<T>): Promise<T> {
     const deadline = Date.now() + 10 * 60_000;
+    let waiting = false;
     for (;;) {
         try {
             fs.mkdirSync(lockDir);
@@ -284,6 +290,10 @@ async function withLock<T>(lockDir: string, log: Logger, fn: () => Promise<T>): 
                 log.info(`removing stale lock ${lockDir}`);
                 fs.rmSync(lockDir, { recursive: true, force: true });
                 continue;
+            }
+            if (!waiting) {
+                waiting = true;
+                log.info(`waiting for another window to finish the Python setup (${lockDir})`);
             }
             await new Promise((r) => setTimeout(r, 1000));
         }

@@ -304,13 +304,11 @@ class Agent:
             raise AgentCancelled()
 
     def _request(self, turn: TurnUsage) -> StepResult:
-        kwargs: dict[str, Any] = dict(self.request_options)
-        kwargs.update(
-            model=self.model,
-            messages=list(self._messages),
-            stream=True,
-            stream_options={"include_usage": True},
-        )
+        kwargs: dict[str, Any] = {"stream_options": {"include_usage": True}}
+        kwargs.update(self.request_options)  # e.g. temperature; stream_options=None drops it
+        kwargs.update(model=self.model, messages=list(self._messages), stream=True)
+        if kwargs["stream_options"] is None:  # for endpoints that reject it
+            del kwargs["stream_options"]
         if self._tool_schemas:
             kwargs["tools"] = self._tool_schemas
         request = StreamingRequest(
@@ -333,6 +331,9 @@ class Agent:
         # What a successful request carried stays in the history, whatever happens next in this turn:
         # the next request must extend it byte for byte.
         self._keep = max(self._keep, len(kwargs["messages"]))
+        for number, call in enumerate(result.tool_calls):
+            if not call.id:  # providers that send none: unique within the session, deterministic
+                call.id = f"call_{len(self._messages)}_{number}"
         self.usage.count_request(turn)
         if result.usage is not None:
             prompt, completion, cached = result.usage

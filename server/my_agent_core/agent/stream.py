@@ -1,8 +1,9 @@
-"""One streamed model request: assemble text and tool-call deltas, in a worker thread we can abandon.
+"""One streamed model request: assemble text and tool-call deltas on a worker thread we can abandon.
 
 Why a worker thread: closing an SDK stream from another thread does not wake a read blocked in the
 socket, and nothing can interrupt a request still waiting for its headers. The caller waits on a queue
 instead, so `cancel()` returns control at once; the worker is told to stop and its socket is shut down.
+The worker is reused across steps (`StreamWorker`) so a step costs two thread hand-offs, not a thread start.
 """
 
 from __future__ import annotations
@@ -97,9 +98,6 @@ class StreamAssembler:
 
     def result(self) -> StepResult:
         calls = [self._slots[i] for i in self._order]
-        for number, slot in enumerate(calls):
-            if not slot.id:
-                slot.id = f"call_{number}"
         return StepResult("".join(self._text), calls, self.usage, self.finish_reason)
 
 

@@ -7,6 +7,7 @@ and dirty in the editor is merged into the buffer with `workspace/applyEdit` so 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
@@ -51,6 +52,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 WATCH_GLOB = "**/.my_agent_core/memory/*.md"
+WATCH_SETTLE_SECONDS = 0.2
 DEFAULT_LIMITS = {"memory": 2200, "user": 1375}
 _MAX_LIMIT = 10_000_000
 
@@ -278,6 +280,7 @@ class MemoryWorkspace:
         self.ls = ls
         self.folders: dict[Path, FolderState] = {}
         self.own_writes: set[str] = set()  # journal ids written by this server's stores
+        self._pending: set[Path] = set()  # watcher events waiting to settle
 
     # ----- folders ---------------------------------------------------------------------------------
     def sync_folders(self) -> tuple[list[Path], list[Path]]:
@@ -468,7 +471,7 @@ class MemoryWorkspace:
         """A memory file changed outside our stores: announce it with the right source."""
         folder = self.folders.get(mf.folder)
         source = "disk"
-        if saved_in_editor or self._is_open_and_equal(mf):
+        if saved_in_editor:
             source = "user"
         elif folder is not None:
             last = self.last_journal_record(mf.folder)
@@ -478,16 +481,28 @@ class MemoryWorkspace:
                 source = "cli"
         self.announce(mf.folder, mf.target, source, force=False)
 
-    def _is_open_and_equal(self, mf: MemoryFile) -> bool:
-        """True when an open editor buffer holds exactly the disk text (an editor save)."""
-        text = read_text(mf.path)
-        if text is None:
-            return False
-        for uri, doc in list(self.ls.workspace.text_documents.items()):
-            other = self.ls.memory_file(uri)
-            if other is not None and other.path == mf.path:
-                return _strip_bom(doc.source) == _strip_bom(text)
-        return False
+    def watched_change(self, mf: MemoryFile) -> None:
+        """A watcher event: announce after a short settle time, once per burst of events.
+
+        The wait lets an editor save announce itself first (`didSave` -> source `user`) and lets our
+        own writes be recorded before their watcher echo arrives.
+        """
+        if mf.path in self._pending:
+            return
+        self._pending.add(mf.path)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._settled(mf)
+            return
+        loop.call_later(WATCH_SETTLE_SECONDS, self._settled, mf)
+
+    def _settled(self, mf: MemoryFile) -> None:
+        self._pending.discard(mf.path)
+        try:
+            self.file_changed(mf)
+        except Exception:
+            logger.exception("could not announce a change of %s", mf.path)
 
     # ----- open buffers ----------------------------------------------------------------------------
     def merge_into_open_buffers(
@@ -495,9 +510,13 @@ class MemoryWorkspace:
     ) -> None:
         """Put a server-side write into open buffers that have unsaved edits (clean ones reload)."""
         changes = getattr(record, "changes", ())
+        try:
+            documents = self.ls.workspace.text_documents
+        except RuntimeError:  # not initialised yet: no editor buffers
+            return
         if not changes:
             return
-        for uri, doc in list(self.ls.workspace.text_documents.items()):
+        for uri, doc in list(documents.items()):
             mf = self.ls.memory_file(uri)
             if mf is None or mf.folder != folder_path or mf.target != target:
                 continue
@@ -671,10 +690,7 @@ def register(ls: MyAgentServer) -> None:
             if mf is None or mf.path in seen:
                 continue
             seen.add(mf.path)
-            try:
-                ls.memory.file_changed(mf)
-            except Exception:
-                logger.exception("could not announce a change of %s", mf.path)
+            ls.memory.watched_change(mf)
 
 
 async def pull_configuration(ls: MyAgentServer) -> bool:

@@ -471,9 +471,10 @@ class ContainmentIndex:
         for t in texts:
             automaton.add_word(t, t)
         self.automaton = automaton
+        if texts:
+            automaton.make_automaton()
         if len(texts) < 2:
             return
-        automaton.make_automaton()
         starts = _starts(texts)
         for end, pattern in automaton.iter(ENTRY_DELIMITER.join(texts)):
             start = end - len(pattern) + 1
