@@ -455,6 +455,10 @@ def test_snapshot_is_frozen_until_the_next_load(mem_dir: Path) -> None:
     s.replace("memory", "first", "first fact, corrected")
     s.remove("user", "tabs")
     s.add("user", "prefers spaces")
+    s.undo()
+    s.add("user", "prefers spaces")
+    with pytest.raises(MemoryEditError):
+        s.remove("memory", "nothing like this")
     assert s.format_all_for_system_prompt() == frozen
     assert s.entries("memory") == ["first fact, corrected", "second fact", "third fact"]
 
@@ -604,6 +608,16 @@ def test_rewrite_keeps_the_file_mode(mem_dir: Path) -> None:
     path.chmod(0o644)
     MemoryStore(mem_dir).add("memory", "b")
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_new_file_mode_follows_the_umask(mem_dir: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        MemoryStore(mem_dir).add("memory", "a")
+    finally:
+        os.umask(old)
+    assert mem_file(mem_dir).stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 @pytest.mark.parametrize(
@@ -758,6 +772,20 @@ def test_symlink_into_a_subfolder_of_the_memory_folder_is_followed(mem_dir: Path
     assert s.entries("user") == ["work profile"]
     s.add("user", "second")
     assert_on_disk(real, ["work profile", "second"])
+
+
+def test_symlink_through_a_linked_subfolder_out_of_the_folder_is_refused(
+    mem_dir: Path, outside: Path
+) -> None:
+    mem_dir.mkdir(parents=True)
+    (mem_dir / "sub").symlink_to(outside.parent, target_is_directory=True)
+    (mem_dir / "MEMORY.md").symlink_to(Path("sub") / outside.name)
+    s = MemoryStore(mem_dir)
+    s.load_from_disk()
+    assert "PRIVATE KEY" not in s.format_all_for_system_prompt()
+    with pytest.raises(MemoryEditError):
+        s.add("memory", "x")
+    assert outside.read_bytes() == b"PRIVATE KEY MATERIAL\n"
 
 
 def test_memory_folder_itself_may_be_a_symlink(tmp_path: Path) -> None:

@@ -112,7 +112,9 @@ def _parse_arguments(args: Mapping[str, Any] | str | bytes | None) -> dict[str, 
         try:
             args = json.loads(args)
         except json.JSONDecodeError as exc:
-            raise _ArgumentError(f"The arguments are not valid JSON ({exc.msg} at char {exc.pos}).") from None
+            raise _ArgumentError(
+                f"The arguments are not valid JSON ({exc.msg} at char {exc.pos})."
+            ) from None
     if not isinstance(args, Mapping):
         raise _ArgumentError(f"The arguments must be a JSON object, not {_json_type_name(args)}.")
     return {str(key): value for key, value in args.items()}

@@ -63,12 +63,29 @@ test('failures give clear errors: not found, too old, broken setting', () => {
 
 test('the venv is reused only when extension version, python version and base python match', () => {
     const expected = py.expectedStamp('0.1.0', probe([3, 11, 7]).probe);
-    assert.deepEqual(expected, { extensionVersion: '0.1.0', pythonVersion: '3.11.7', basePython: '/usr/bin/python3' });
+    assert.deepEqual(expected, {
+        extensionVersion: '0.1.0',
+        pythonVersion: '3.11.7',
+        basePython: '/usr/bin/python3',
+        wheels: '',
+    });
     assert.equal(py.venvDecision(expected, expected, true), 'reuse');
     assert.equal(py.venvDecision(expected, expected, false), 'create');
     assert.equal(py.venvDecision(undefined, expected, true), 'create');
     assert.equal(py.venvDecision({ ...expected, extensionVersion: '0.0.9' }, expected, true), 'create');
     assert.equal(py.venvDecision({ ...expected, pythonVersion: '3.11.6' }, expected, true), 'create');
+    const rebuilt = { ...expected, wheels: 'abc' };
+    assert.equal(py.venvDecision(expected, rebuilt, true), 'create');
+});
+
+test('the wheelhouse fingerprint changes when a wheel changes', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'myagent-wheels-'));
+    assert.equal(py.wheelsFingerprint(path.join(dir, 'missing')), '');
+    fs.writeFileSync(path.join(dir, 'my_agent_core-0.1.0-py3-none-any.whl'), 'a');
+    const one = py.wheelsFingerprint(dir);
+    assert.match(one, /^[0-9a-f]{16}$/);
+    fs.writeFileSync(path.join(dir, 'my_agent_core-0.1.0-py3-none-any.whl'), 'ab');
+    assert.notEqual(py.wheelsFingerprint(dir), one);
 });
 
 test('pip installs offline from the wheelhouse', () => {

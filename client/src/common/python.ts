@@ -1,4 +1,5 @@
 import * as cp from 'child_process';
+import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -39,6 +40,8 @@ export interface VenvStamp {
     extensionVersion: string;
     pythonVersion: string;
     basePython: string;
+    /** Names and sizes of the bundled wheels: a rebuilt .vsix with the same version still gets a fresh venv. */
+    wheels?: string;
 }
 
 export type Plan =
@@ -126,8 +129,20 @@ export function planInterpreter(setting: string, settingProbe?: ProbeOutcome, pa
     return { kind: 'venv', basePython: setting || probe.executable, probe };
 }
 
-export function expectedStamp(extensionVersion: string, probe: PythonProbe): VenvStamp {
-    return { extensionVersion, pythonVersion: versionString(probe.version), basePython: probe.executable };
+export function expectedStamp(extensionVersion: string, probe: PythonProbe, wheels = ''): VenvStamp {
+    return { extensionVersion, pythonVersion: versionString(probe.version), basePython: probe.executable, wheels };
+}
+
+/** A short fingerprint of the wheelhouse (file names and sizes); '' when there is none. */
+export function wheelsFingerprint(wheelsDir: string): string {
+    let names: string[];
+    try {
+        names = fs.readdirSync(wheelsDir).filter((n) => n.endsWith('.whl')).sort();
+    } catch {
+        return '';
+    }
+    const text = names.map((n) => `${n}:${fs.statSync(path.join(wheelsDir, n)).size}`).join('\n');
+    return crypto.createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
 /** Reuse the venv only when its stamp matches exactly and its interpreter is still there. */
@@ -137,7 +152,8 @@ export function venvDecision(stamp: VenvStamp | undefined, expected: VenvStamp, 
     }
     return stamp.extensionVersion === expected.extensionVersion &&
         stamp.pythonVersion === expected.pythonVersion &&
-        stamp.basePython === expected.basePython
+        stamp.basePython === expected.basePython &&
+        (stamp.wheels ?? '') === (expected.wheels ?? '')
         ? 'reuse'
         : 'create';
 }
@@ -334,7 +350,7 @@ export async function resolveServerPython(opts: ResolveOptions): Promise<string>
         return plan.python;
     }
     const venvDir = path.join(opts.storageDir, 'python-env');
-    const expected = expectedStamp(opts.extensionVersion, plan.probe);
+    const expected = expectedStamp(opts.extensionVersion, plan.probe, wheelsFingerprint(opts.wheelsDir));
     const py = venvPython(venvDir);
     if (venvDecision(readStamp(venvDir), expected, fs.existsSync(py)) === 'reuse') {
         log.info(`reusing venv ${venvDir} (Python ${expected.pythonVersion})`);

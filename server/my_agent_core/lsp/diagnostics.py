@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 
@@ -270,8 +271,10 @@ def _guard_did_change(ls: Any) -> None:
     pygls' built-in didChange first updates its own copy of the document, and on the way it clamps
     positions IN PLACE using `str.splitlines` lines (which also break at \\v, \\f, \\x1c-\\x1e,
     \\x85, \\u2028, \\u2029, unlike LSP) and to `len - 1` past a line's end: the params our handler
-    then gets would no longer match the client's text. We keep a copy of the ranges, let pygls
-    update its workspace (a failure there must not stop us), then call the feature handler.
+    then gets would no longer match the client's text. We keep a copy of the ranges and call the
+    feature handler with it. For memory files our handler then hands pygls' workspace document the
+    buffer's text (`_sync_workspace`), which is exact and O(1) where pygls' own update re-splits and
+    re-joins every line; other files are updated by pygls as before.
     """
     fm = ls.protocol.fm
     original = fm.builtin_features.get(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -280,11 +283,12 @@ def _guard_did_change(ls: Any) -> None:
 
     def did_change(params: types.DidChangeTextDocumentParams) -> Any:
         pristine = [_copy_change(change) for change in params.content_changes]
-        try:
-            for change in params.content_changes:
-                ls.workspace.update_text_document(params.text_document, change)
-        except Exception:
-            logger.exception("pygls could not apply a change to %s", params.text_document.uri)
+        if buffers(ls).get(params.text_document.uri) is None:  # not ours: pygls keeps it
+            try:
+                for change in params.content_changes:
+                    ls.workspace.update_text_document(params.text_document, change)
+            except Exception:
+                logger.exception("pygls could not apply a change to %s", params.text_document.uri)
         handler = fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)
         if handler is not None:
             clean = types.DidChangeTextDocumentParams(
@@ -294,6 +298,17 @@ def _guard_did_change(ls: Any) -> None:
 
     did_change._my_agent_guard = True  # type: ignore[attr-defined]
     fm.builtin_features[types.TEXT_DOCUMENT_DID_CHANGE] = did_change
+
+
+def _sync_workspace(ls: Any, buf: MemoryBuffer) -> None:
+    """Give pygls' copy of the document (which other modules read) the buffer's exact text."""
+    try:
+        doc = ls.workspace.text_documents.get(unquote(buf.uri))
+        if doc is not None:
+            doc._source = buf.text
+            doc.version = buf.version
+    except Exception:
+        logger.exception("could not update the workspace copy of %s", buf.uri)
 
 
 def register(ls: MyAgentServer) -> None:
@@ -318,6 +333,7 @@ def register(ls: MyAgentServer) -> None:
         for change in params.content_changes:
             buf.apply_change(change)
         buf.version = params.text_document.version
+        _sync_workspace(ls, buf)
         publish(ls, buf)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
