@@ -163,6 +163,25 @@ async def typing_latency(size: int, edits: int) -> dict[str, Any]:
     }
 
 
+async def protocol_floor(requests: int = 300) -> float:
+    """p50 round trip of a request that does no work (hover outside memory files): the transport
+    and pygls overhead every figure above includes (ms)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "ws"
+        bench = Bench()
+        await bench.start(folder)
+        doc = types.TextDocumentIdentifier(uri=(folder / "README.md").as_uri())
+        samples = []
+        for _ in range(requests):
+            start = time.perf_counter()
+            await bench.client.text_document_hover_async(
+                types.HoverParams(doc, types.Position(0, 0))
+            )
+            samples.append((time.perf_counter() - start) * 1000)
+        await bench.stop()
+    return statistics.median(samples[20:])
+
+
 async def cold_start() -> float:
     """Spawn to the first diagnostics of a full-size file (ms)."""
     text = memory_text(2200)

@@ -12,6 +12,11 @@ VERSION=$(node -p "require('./package.json').version")
 NAME=$(node -p "require('./package.json').name")
 VSIX="dist/$NAME-$VERSION.vsix"
 
+# One build at a time (tests and the demo may call `npm run package` concurrently): bundled/ and dist/ are shared.
+mkdir -p .cache
+exec 9>".cache/package-vsix.lock"
+flock 9
+
 [ -d node_modules ] || npm ci --no-audit --no-fund
 npm run --silent compile
 node client/build.mjs --production

@@ -16,6 +16,7 @@ from my_agent_core.memory.lint import (
     NEAR_BUDGET,
     NON_CANONICAL,
     OVER_BUDGET,
+    POSSIBLE_SECRET,
     UNSAFE_CONTENT,
     ContainmentIndex,
     Finding,
@@ -70,6 +71,7 @@ def test_every_code_is_documented() -> None:
         UNSAFE_CONTENT,
         AMBIGUOUS_ENTRY,
         NON_CANONICAL,
+        POSSIBLE_SECRET,
     }
 
 
@@ -113,6 +115,9 @@ def test_near_budget_warns_past_the_share_only() -> None:
     text = "x" * 91 + "\n"
     [f] = only(text, NEAR_BUDGET, limit=100)
     assert f.severity is Severity.WARNING
+    text2 = serialize(["a" * 40, "b" * 40, "c" * 10])  # 40+3+40 = 83, +3+10 = 96 > 90
+    [g] = only(text2, NEAR_BUDGET, limit=100)
+    assert text2[g.start : g.end] == "c" * 10
     assert "91/100" in f.message
     assert run(text, limit=100, near=0.95) == []
     assert codes(text, limit=100, near=0.5) == [NEAR_BUDGET]
@@ -257,6 +262,33 @@ def test_injection_is_unsafe_without_fix() -> None:
 def test_bom_emoji_zwj_and_persian_zwnj_are_not_flagged() -> None:
     text = "\ufeffteam: 👩\u200d💻 devs\n§\nمی\u200cخواهم\n"
     assert only(text, UNSAFE_CONTENT) == []
+
+
+# --- secrets -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
+        "ghp_" + "a1" * 18,
+        "AKIAABCDEFGHIJKLMNOP",
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+        "xoxb-1234567890-abcdef",
+    ],
+)
+def test_possible_secret_is_a_warning_on_the_secret(secret: str) -> None:
+    text = f"deploy key: {secret} (do not share)\n"
+    [f] = only(text, POSSIBLE_SECRET)
+    assert f.severity is Severity.WARNING
+    assert text[f.start : f.end] == secret
+
+
+@pytest.mark.parametrize(
+    "text", ["the sk- prefix marks OpenAI keys\n", "ask-me-anything-about-it\n"]
+)
+def test_secret_shapes_do_not_flag_prose(text: str) -> None:
+    assert only(text, POSSIBLE_SECRET) == []
 
 
 # --- ambiguous entries -------------------------------------------------------------------------

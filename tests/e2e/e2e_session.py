@@ -142,6 +142,14 @@ def view_name(view_id: str) -> str:
     raise KeyError(view_id)
 
 
+def open_view(s: Session, view_id: str, container_id: str = "myAgent") -> None:
+    """Opens a contributed view by its generated `<Container>: Focus on <name> View` command (exact title,
+    so VS Code's own Chat view is never picked instead)."""
+    title = f"{container_title(container_id)}: Focus on {view_name(view_id)} View"
+    picked = s.palette(title)
+    assert picked.lower().startswith(title.lower()), f"palette ran {picked!r} instead of {title!r}"
+
+
 def start_session(
     name: str,
     tmp: Path,

@@ -20,6 +20,7 @@ from e2e_session import (
     MEMORY_REL,
     Session,
     my_agent_rows,
+    open_view,
     record_figure,
     start_session,
     stop_session,
@@ -121,7 +122,7 @@ def test_first_run_builds_the_venv_from_bundled_wheels_and_lints(first_run: Sess
 
 def test_chat_without_a_model_says_how_to_configure_one(first_run: Session) -> None:
     s = first_run
-    s.palette("Focus on Chat View")
+    open_view(s, "myAgent.chat")
     before = s.js("return await (await h.webviewFrame('textarea')).locator('body').innerText()")
     assert "myAgent.model" not in str(before), (
         "the hint must answer the user's message, not precede it"

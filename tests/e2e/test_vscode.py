@@ -23,6 +23,7 @@ from e2e_session import (
     command_title,
     container_title,
     my_agent_rows,
+    open_view,
     record_figure,
     repo_python,
     start_session,
@@ -94,11 +95,6 @@ def memory_view_rows(s: Session) -> list[str]:
         """,
         name=view_name("myAgent.memory"),
     )
-
-
-def open_view(s: Session, view_id: str) -> None:
-    """Opens a contributed view through its generated `Focus on <name> View` command."""
-    s.palette(f"Focus on {view_name(view_id)} View")
 
 
 # --- the tests, in the order a user meets the features ------------------------------------------------

@@ -145,7 +145,11 @@ class Journal:
         return self._fd
 
     def read(self) -> list[JournalRecord]:
-        """All readable records, oldest first; a torn or garbled line is skipped, not fatal."""
+        """All readable records, oldest first; a torn or garbled line is skipped, not fatal.
+
+        A journal that is a symbolic link is not read: a cloned repository must not feed `undo`."""
+        if self.path.is_symlink():
+            return []
         try:
             raw = self.path.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:

@@ -37,6 +37,7 @@ __all__ = [
     "NEAR_BUDGET",
     "NON_CANONICAL",
     "OVER_BUDGET",
+    "POSSIBLE_SECRET",
     "UNSAFE_CONTENT",
     "ContainmentIndex",
     "Finding",
@@ -61,6 +62,7 @@ EMPTY_ENTRY = "empty-entry"
 UNSAFE_CONTENT = "unsafe-content"
 AMBIGUOUS_ENTRY = "ambiguous-entry"
 NON_CANONICAL = "non-canonical"
+POSSIBLE_SECRET = "possible-secret"
 
 #: Every code the linter emits, with a one-line description (the README and `--help` list these).
 CODES: dict[str, str] = {
@@ -72,7 +74,16 @@ CODES: dict[str, str] = {
     UNSAFE_CONTENT: "injection, exfiltration or invisible characters; the store blocks it (error)",
     AMBIGUOUS_ENTRY: "an entry contained in another: only its exact full text addresses it",
     NON_CANONICAL: "the store would rewrite the file differently on its next write (hint)",
+    POSSIBLE_SECRET: "looks like an API key, token or private key: it would go into every prompt",
 }
+
+# Credentials with a recognisable shape (few false positives); memory is sent with every request and
+# often committed, so a secret in it leaks twice.
+_SECRET = re.compile(
+    r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}"
+    r"|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|xox[abposr]-[A-Za-z0-9-]{10,}|glpat-[A-Za-z0-9_-]{20,})"
+    r"|-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"
+)
 
 
 class Severity(IntEnum):
@@ -139,6 +150,7 @@ class LintCache:
 
     def __init__(self) -> None:
         self.scans: dict[str, tuple[SafetyIssue, ...]] = {}
+        self.secrets: dict[str, tuple[tuple[int, int], ...]] = {}
         self.containment = ContainmentIndex()
 
     def scan(self, raw: str) -> tuple[SafetyIssue, ...]:
@@ -147,6 +159,14 @@ class LintCache:
             if len(self.scans) >= self.MAX_SCANS:
                 self.scans.clear()
             found = self.scans[raw] = tuple(scan(raw))
+        return found
+
+    def find_secrets(self, raw: str) -> tuple[tuple[int, int], ...]:
+        found = self.secrets.get(raw)
+        if found is None:
+            if len(self.secrets) >= self.MAX_SCANS:
+                self.secrets.clear()
+            found = self.secrets[raw] = tuple(m.span() for m in _SECRET.finditer(raw))
         return found
 
 
@@ -161,6 +181,7 @@ def lint(
     findings += _delimiters(doc)
     findings += _empty_entries(doc)
     findings += _unsafe(doc, cache)
+    findings += _secrets(doc, cache)
     findings += _ambiguous(doc, cache.containment)
     if not any(f.code in (MALFORMED_DELIMITER, EMPTY_ENTRY) and f.fixes for f in findings):
         findings += _non_canonical(doc)
@@ -230,10 +251,13 @@ def _budget(doc: MemoryDocument, limit: int, near_share: float) -> list[Finding]
     entries = doc.entries
     if not entries:
         return []
-    used = doc.used
+    step = len(ENTRY_DELIMITER)
+    # usage after each entry, as the store counts it (len of the "\n§\n"-join so far)
+    through = list(accumulate(len(e.text) + step for e in entries))
+    used = through[-1] - step
     share = used / limit if limit > 0 else float("inf")
     if used > limit:
-        first = _first_past(entries, limit)
+        first = entries[min(bisect_right(through, limit + step), len(entries) - 1)]
         percent = f" ({share:.0%})" if limit > 0 else ""
         msg = (
             f"Memory is over budget: {used}/{limit} chars{percent}. Entries from "
@@ -243,23 +267,14 @@ def _budget(doc: MemoryDocument, limit: int, near_share: float) -> list[Finding]
         return [Finding(OVER_BUDGET, Severity.ERROR, msg, first.start, entries[-1].end)]
     near_share = min(max(near_share, 0.0), 1.0)
     if near_share < 1.0 and used > near_share * limit:
-        first = _first_past(entries, near_share * limit)
+        # the entry that tipped it over
+        first = entries[min(bisect_right(through, near_share * limit + step), len(entries) - 1)]
         msg = (
             f"Memory is near its budget: {used}/{limit} chars ({share:.0%}, warning past "
             f"{near_share:.0%}). Consolidate entries before the agent's next additions are refused."
         )
-        return [Finding(NEAR_BUDGET, Severity.WARNING, msg, first.start, entries[-1].end)]
+        return [Finding(NEAR_BUDGET, Severity.WARNING, msg, first.start, first.end)]
     return []
-
-
-def _first_past(entries: tuple[Entry, ...], threshold: float) -> Entry:
-    """The first entry whose end, counted as the store counts, passes `threshold` characters."""
-    total = -len(ENTRY_DELIMITER)
-    for entry in entries:
-        total += len(ENTRY_DELIMITER) + len(entry.text)
-        if total > threshold:
-            return entry
-    return entries[-1]
 
 
 # --- duplicates ----------------------------------------------------------------------------------
@@ -402,6 +417,23 @@ def _unsafe(doc: MemoryDocument, cache: LintCache) -> list[Finding]:
                     "from the prompt."
                 )
             findings.append(Finding(UNSAFE_CONTENT, Severity.ERROR, msg, start, end, fixes))
+    return findings
+
+
+def _secrets(doc: MemoryDocument, cache: LintCache) -> list[Finding]:
+    findings = []
+    text = doc.text
+    msg = (
+        "This looks like a secret (API key, token or private key). Memory goes into every prompt "
+        "and is often committed: keep secrets in the environment or a vault, and rotate this one."
+    )
+    for entry in doc.entries:
+        for start, end in cache.find_secrets(text[entry.start : entry.end]):
+            findings.append(
+                Finding(
+                    POSSIBLE_SECRET, Severity.WARNING, msg, entry.start + start, entry.start + end
+                )
+            )
     return findings
 
 
@@ -579,7 +611,8 @@ def _non_canonical(doc: MemoryDocument) -> list[Finding]:
         "Not in the store's canonical form (entries stripped, `\\n§\\n` between them, LF line "
         "ends, no BOM); the store rewrites it so on its next write. Format Document does it now."
     )
-    edit = TextEdit(0, len(text), canonical)
+    suffix = _first_difference(text[at:][::-1], canonical[at:][::-1])
+    edit = TextEdit(at, len(text) - suffix, canonical[at : len(canonical) - suffix])
     fix = Fix("Rewrite the file in canonical form", (edit,), fix_all=False)
     return [Finding(NON_CANONICAL, Severity.HINT, msg, start, max(end, start), (fix,))]
 

@@ -257,6 +257,11 @@ class MemoryStore:
             def mutate(entries: list[str]) -> tuple[list[str], list[Change], list[str]]:
                 inverse: list[Change] = []
                 for change in reversed(record.changes):
+                    if change.before is not None and scan(change.before):
+                        raise MemoryEditError(
+                            f"Cannot undo: it would restore an entry that looks unsafe "
+                            f"({describe(scan(change.before))}); restore it by hand if you trust it."
+                        )
                     entries = _revert(entries, change, self.files[record.target])
                     inverse.append(Change(change.index, change.after, change.before))
                 return entries, inverse, [f"Undid {record.action} by {record.author}"]
@@ -530,8 +535,8 @@ class MemoryStore:
                 handle.write(text.encode("utf-8"))
                 handle.flush()
                 os.fsync(handle.fileno())
-                signature = _signature(os.fstat(handle.fileno()))
             os.replace(tmp, path)
+            signature = _signature(os.stat(path))
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -606,19 +611,30 @@ def _revert(entries: list[str], change: Change, name: str) -> list[str]:
     return entries
 
 
+def _current_umask() -> int:
+    """The process umask without changing it (os.umask can only read it by setting it, which would
+    race with threads creating files); Linux exposes it in /proc/self/status."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
 def _file_mode(path: Path) -> int:
     """The permission bits a rewrite keeps: the file's own, or 0o666 less the umask for a new file."""
     try:
         return os.stat(path).st_mode & 0o7777
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return 0o666 & ~_current_umask()
 
 
 def _signature(st: os.stat_result) -> tuple[int, ...]:
-    """What identifies one version of a file: a rename keeps it, any rewrite changes it."""
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    """What identifies one version of a file: any rewrite changes it (ctime cannot be set back)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _dedup(entries: list[str]) -> list[str]:
