@@ -325,7 +325,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         try {
             if (journalId) {
                 const log = await client.sendRequest<MemoryLogResult>(Methods.memoryLog, { folder, limit: 1 });
-                const latest = log.entries?.[0];
+                const latest = log.entries?.[log.entries.length - 1]; // newest last (limit 1: the one record)
                 if (latest && latest.id !== journalId) {
                     void vscode.window.showWarningMessage(
                         vscode.l10n.t(

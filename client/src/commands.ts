@@ -114,7 +114,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
                     folder: folder.uri.toString(),
                     limit: 1,
                 });
-                const last = log.entries?.[0];
+                const last = log.entries?.[log.entries.length - 1]; // newest last
                 if (!last) {
                     void vscode.window.showInformationMessage(vscode.l10n.t('There is no memory change to undo.'));
                     return;

@@ -12,6 +12,21 @@ const probe = (version, hasServer = false, executable = '/usr/bin/python3') => (
 });
 const quiet = { info: () => undefined, error: () => undefined };
 
+// Every temporary folder a test makes is removed at the end.
+const made = [];
+const realMkdtemp = fs.mkdtempSync;
+fs.mkdtempSync = (prefix, ...rest) => {
+    const dir = realMkdtemp(prefix, ...rest);
+    made.push(dir);
+    return dir;
+};
+test.after(() => {
+    fs.mkdtempSync = realMkdtemp;
+    for (const dir of made) {
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+});
+
 test('parseProbe takes the last JSON line and ignores noise', () => {
     const out = 'hello from sitecustomize\n{"executable": "/x/python", "version": [3, 12, 1], "hasServer": true}\n';
     assert.deepEqual(py.parseProbe(out), { executable: '/x/python', version: [3, 12, 1], hasServer: true });
@@ -84,8 +99,11 @@ test('the wheelhouse fingerprint changes when a wheel changes', () => {
     fs.writeFileSync(path.join(dir, 'my_agent_core-0.1.0-py3-none-any.whl'), 'a');
     const one = py.wheelsFingerprint(dir);
     assert.match(one, /^[0-9a-f]{16}$/);
-    fs.writeFileSync(path.join(dir, 'my_agent_core-0.1.0-py3-none-any.whl'), 'ab');
-    assert.notEqual(py.wheelsFingerprint(dir), one);
+    fs.writeFileSync(path.join(dir, 'my_agent_core-0.1.0-py3-none-any.whl'), 'b'); // same size, new bytes
+    const two = py.wheelsFingerprint(dir);
+    assert.notEqual(two, one);
+    fs.writeFileSync(path.join(dir, 'pygls-2.1.1-py3-none-any.whl'), 'x');
+    assert.notEqual(py.wheelsFingerprint(dir), two);
 });
 
 test('pip installs offline from the wheelhouse', () => {

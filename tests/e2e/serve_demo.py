@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import vscode_e2e as v
+from e2e_session import container_title, view_name
 
 DEMO_SRC = v.REPO / "demo"
 STATE = v.REPO / ".cache" / "demo"
@@ -88,6 +89,21 @@ def check(server: v.CodeServer, workspace: Path) -> int:
                 f"demo --check: diagnostics shown {waited:.1f} s after start ({json.dumps(counts)})"
             )
             driver.js("await h.palette('View: Focus Problems')")
+            # The Memory view lists the folder's stores without any model configured.
+            title = f"{container_title('myAgent')}: Focus on {view_name('myAgent.memory')} View"
+            rows = driver.js(
+                r"""await h.palette(args.title);
+                   return await h.waitFor(async () => {
+                     const pane = page.locator('.pane').filter({ has: page.locator('.pane-header',
+                       { hasText: new RegExp('^\\W*' + args.view, 'i') }) }).first();
+                     const rows = await pane.locator('.monaco-list-row').evaluateAll(
+                       (rs) => rs.map((r) => r.textContent || ''));
+                     return rows.some((r) => /MEMORY\.md.*\d+\/\d+/.test(r)) ? rows : null;
+                   }, { timeout: 30000, what: 'MEMORY.md in the Memory view' });""",
+                title=title,
+                view=view_name("myAgent.memory"),
+            )
+            print(f"demo --check: Memory view shows {len(rows)} rows ({rows[0].strip()})")
             time.sleep(1.0)
         shot = driver.screenshot("demo-check")
         print(f"demo --check: OK; screenshot {shot}")

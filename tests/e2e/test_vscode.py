@@ -146,6 +146,7 @@ def test_extension_activates(vscode: Session) -> None:
 
 def test_over_budget_file_shows_diagnostics_in_problems_panel(vscode: Session) -> None:
     s = vscode
+    opened_at = time.monotonic()
     s.js("await h.openFile(args.rel)", rel=MEMORY_REL)
     counts = wait_until(
         lambda: (c := s.js("return await h.problemCounts()")) and c["errors"] >= 1 and c,  # type: ignore[index]
@@ -153,6 +154,7 @@ def test_over_budget_file_shows_diagnostics_in_problems_panel(vscode: Session) -
         "the status bar to count the over-budget error",
     )
     record_figure("code-server start -> diagnostics shown", time.monotonic() - s.server.started_at)
+    record_figure("open MEMORY.md (Quick Open) -> diagnostics shown", time.monotonic() - opened_at)
     s.palette("View: Focus Problems")
     rows = wait_until(
         lambda: (r := my_agent_rows(s)) and any("over-budget" in x for x in r) and r,

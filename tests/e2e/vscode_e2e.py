@@ -232,8 +232,9 @@ class CodeServer:
         self.proc = None
 
     def logs(self, pattern: str) -> list[Path]:
-        """Log files of this profile matching a glob below user-data-dir/logs."""
-        return sorted((self.user_data_dir / "logs").glob(pattern))
+        """Log files of this run (not of an earlier run on the same profile) below user-data-dir/logs."""
+        found = (self.user_data_dir / "logs").glob(pattern)
+        return sorted(p for p in found if p.stat().st_mtime >= self.started_wall - 1)
 
     def exthost_log(self) -> str:
         """Everything the remote extension host logged so far."""

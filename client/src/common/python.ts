@@ -133,7 +133,7 @@ export function expectedStamp(extensionVersion: string, probe: PythonProbe, whee
     return { extensionVersion, pythonVersion: versionString(probe.version), basePython: probe.executable, wheels };
 }
 
-/** A short fingerprint of the wheelhouse (file names and sizes); '' when there is none. */
+/** A short fingerprint of the wheelhouse (names and sizes; the server wheel's bytes); '' when there is none. */
 export function wheelsFingerprint(wheelsDir: string): string {
     let names: string[];
     try {
@@ -141,8 +141,15 @@ export function wheelsFingerprint(wheelsDir: string): string {
     } catch {
         return '';
     }
-    const text = names.map((n) => `${n}:${fs.statSync(path.join(wheelsDir, n)).size}`).join('\n');
-    return crypto.createHash('sha256').update(text).digest('hex').slice(0, 16);
+    const hash = crypto.createHash('sha256');
+    for (const n of names) {
+        const file = path.join(wheelsDir, n);
+        hash.update(`${n}:${fs.statSync(file).size}\n`);
+        if (n.startsWith('my_agent_core-')) {
+            hash.update(fs.readFileSync(file)); // the server itself: content, since its version rarely changes
+        }
+    }
+    return hash.digest('hex').slice(0, 16);
 }
 
 /** Reuse the venv only when its stamp matches exactly and its interpreter is still there. */

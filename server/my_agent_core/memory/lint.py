@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import accumulate
@@ -392,6 +392,21 @@ def _empty_entries(doc: MemoryDocument) -> list[Finding]:
 # --- safety --------------------------------------------------------------------------------------
 
 
+def _sources(doc: MemoryDocument) -> Iterator[tuple[Entry, str]]:
+    """Each entry with its source text (offsets of a match + entry.start = offsets in the file).
+
+    Without a CR in the file the normalised text is the source text itself; reusing it spares a
+    slice per entry, and its hash is computed once per version.
+    """
+    text = doc.text
+    plain = "\r" not in text
+    for entry in doc.entries:
+        if plain and len(entry.text) == entry.end - entry.start:
+            yield entry, entry.text
+        else:
+            yield entry, text[entry.start : entry.end]
+
+
 def _unsafe(doc: MemoryDocument, cache: LintCache) -> list[Finding]:
     """The store's scanner, run per entry (as the store does) on the entry's source text.
 
@@ -399,9 +414,8 @@ def _unsafe(doc: MemoryDocument, cache: LintCache) -> list[Finding]:
     scanner flags; the byte-order mark of the file is never part of an entry.
     """
     findings = []
-    text = doc.text
-    for entry in doc.entries:
-        for issue in cache.scan(text[entry.start : entry.end]):
+    for entry, raw in _sources(doc):
+        for issue in cache.scan(raw):
             start, end = entry.start + issue.start, entry.start + issue.end
             fixes: tuple[Fix, ...] = ()
             if issue.kind == "invisible":
@@ -422,13 +436,12 @@ def _unsafe(doc: MemoryDocument, cache: LintCache) -> list[Finding]:
 
 def _secrets(doc: MemoryDocument, cache: LintCache) -> list[Finding]:
     findings = []
-    text = doc.text
     msg = (
         "This looks like a secret (API key, token or private key). Memory goes into every prompt "
         "and is often committed: keep secrets in the environment or a vault, and rotate this one."
     )
-    for entry in doc.entries:
-        for start, end in cache.find_secrets(text[entry.start : entry.end]):
+    for entry, raw in _sources(doc):
+        for start, end in cache.find_secrets(raw):
             findings.append(
                 Finding(
                     POSSIBLE_SECRET, Severity.WARNING, msg, entry.start + start, entry.start + end
