@@ -11,9 +11,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import start_server, stop_server, vscode_capabilities
+from conftest import request, start_server, stop_server, vscode_capabilities, wait_until
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+
+from my_agent_core.memory.document import parse
+from my_agent_core.memory.lint import lint
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -114,10 +117,14 @@ async def pull(client: LanguageClient, uri: str, previous: str | None = None) ->
     )
 
 
+@pytest.fixture(scope="module")
+def push_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("push")
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def push(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LanguageClient]:
-    folder = tmp_path_factory.mktemp("push")
-    client = await start_server([folder], pull=False)
+async def push(push_folder: Path) -> AsyncIterator[LanguageClient]:
+    client = await start_server([push_folder], pull=False)
     record_pushes(client)
     yield client
     await stop_server(client)
@@ -265,6 +272,69 @@ async def test_config_change_relints_open_files(push: LanguageClient, tmp: Path)
     m = mark(push)
     push.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
     assert list((await wait_push(push, uri, None, m)).diagnostics) == []
+
+
+async def test_workspace_copy_stays_exact_for_server_merges(
+    push: LanguageClient, push_folder: Path
+) -> None:
+    """A panel edit is merged into the dirty buffer from pygls' copy of it, which we keep equal to
+    our buffer; U+2028 is a line break for `str.splitlines` (pygls) but not for LSP."""
+    path = push_folder / ".my_agent_core" / "memory" / "MEMORY.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("disk entry\n", encoding="utf-8")
+    uri = path.as_uri()
+    await push_open(push, uri, "disk entry\n§\nA\u2028B unsaved\n")
+    m = mark(push)
+    change(push, uri, 2, [partial(2, 4, 2, 4, "!")])
+    await wait_push(push, uri, 2, m)
+    dirty = "disk entry\n§\nA\u2028B !unsaved\n"
+    push.applied_edits.clear()  # type: ignore[attr-defined]
+    params = {"folder": push_folder.as_uri(), "target": "memory", "action": "add"}
+    await request(push, "myAgent/memory/edit", {**params, "content": "from the panel"})
+    await wait_until(lambda: push.applied_edits)  # type: ignore[attr-defined]
+    (applied,) = push.applied_edits  # type: ignore[attr-defined]
+    edit = applied.edit
+    edits = edit.document_changes[0].edits if edit.document_changes else edit.changes[uri]
+    merged = dirty
+    for e in sorted(
+        edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
+    ):
+        merged = (
+            merged[: utf16_offset(merged, e.range.start)]
+            + e.new_text
+            + merged[utf16_offset(merged, e.range.end) :]
+        )
+    assert merged == dirty + "§\nfrom the panel\n"
+    push.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+
+
+async def test_big_buffer_edits_match_a_full_lint(push: LanguageClient, tmp: Path) -> None:
+    """The buffer re-parses only around an edit: on a big file the result must equal a full lint."""
+    uri = new_uri(tmp)
+    entries = [f"entry {i}: some durable fact about the project number {i * 7}" for i in range(700)]
+    text = "\n§\n".join(entries) + "\n"
+    assert len(text) > 40_000
+    await push_open(push, uri, text)
+    edits = [
+        (400, "entry 1: some durable fact about the project number 7"),  # a duplicate
+        (300, "x §"),  # a glued delimiter
+        (500, "entry 2"),  # contained in another entry
+        (1, "§"),  # a delimiter line in place of an entry: an empty entry
+    ]
+    for version, (index, new_entry) in enumerate(edits, start=2):
+        line = index * 2
+        old_len = len(text.split("\n")[line])
+        lines = text.split("\n")
+        lines[line] = new_entry
+        text = "\n".join(lines)
+        m = mark(push)
+        change(push, uri, version, [partial(line, 0, line, old_len, new_entry)])
+        params = await wait_push(push, uri, version, m)
+        expected = [(f.code, f.start) for f in lint(parse(text), limit=2200)]
+        got = [(d.code, utf16_offset(text, d.range.start)) for d in params.diagnostics]
+        assert got == expected
 
 
 # --- pull ------------------------------------------------------------------------------------

@@ -166,7 +166,7 @@ def apply_lsp_edits(text: str, edits_: Any) -> str:
 
 @given(initial=texts, steps=edits)
 @settings(
-    max_examples=80,
+    max_examples=100,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from dataclasses import dataclass
 
 from lsprotocol import types
 
@@ -19,9 +20,11 @@ __all__ = [
     "UTF8",
     "UTF16",
     "UTF32",
+    "LineIndex",
     "PositionConverter",
     "common_prefix",
     "encoding_of",
+    "line_index",
     "minimal_edit",
 ]
 
@@ -30,6 +33,7 @@ UTF16 = types.PositionEncodingKind.Utf16.value
 UTF32 = types.PositionEncodingKind.Utf32.value
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def encoding_of(ls: object) -> str:
@@ -42,12 +46,25 @@ def encoding_of(ls: object) -> str:
     return value if value in (UTF8, UTF16, UTF32) else UTF16
 
 
+@dataclass(frozen=True, slots=True)
+class LineIndex:
+    """Text and the offsets its lines start at (LSP breaks): all a converter needs."""
+
+    text: str
+    line_starts: tuple[int, ...]
+
+
+def line_index(text: str) -> LineIndex:
+    """The line index of a text without a full parse (for converting a change's range)."""
+    return LineIndex(text, (0, *(m.end() for m in _LINE_BREAK.finditer(text))))
+
+
 class PositionConverter:
-    """Offsets <-> positions for one parsed document and one encoding."""
+    """Offsets <-> positions for one text (a `MemoryDocument` or a `LineIndex`) and one encoding."""
 
     __slots__ = ("doc", "encoding", "wide")
 
-    def __init__(self, doc: MemoryDocument, encoding: str = UTF16) -> None:
+    def __init__(self, doc: MemoryDocument | LineIndex, encoding: str = UTF16) -> None:
         self.doc = doc
         self.encoding = encoding
         if encoding == UTF32:
@@ -79,11 +96,19 @@ class PositionConverter:
             return len(doc.text)
         line = max(position.line, 0)
         start = doc.line_starts[line]
-        end = doc.line_end(line)
+        end = self._line_end(line)
         units = max(position.character, 0)
         if not self.wide:
             return min(start + units, end)
         return start + self._chars(doc.text[start:end], units)
+
+    def _line_end(self, line: int) -> int:
+        """Offset of the end of a line's content (before its line break)."""
+        starts, text = self.doc.line_starts, self.doc.text
+        if line + 1 < len(starts):
+            nxt = starts[line + 1]
+            return nxt - 2 if text.startswith("\r\n", nxt - 2) else nxt - 1
+        return len(text)
 
     def _units(self, text: str) -> int:
         if self.encoding == UTF8:

@@ -135,8 +135,8 @@ class Finding:
     related: tuple[Related, ...] = ()
 
 
-_EDGE_START = re.compile(f"^\ufeff?[ \\t\\f\\v]*{SECTION_SIGN}[{SECTION_SIGN} \\t\\f\\v]*")
-_EDGE_END = re.compile(f"[ \\t\\f\\v]*{SECTION_SIGN}[{SECTION_SIGN} \\t\\f\\v]*$")
+_EDGE_START = re.compile(f"^[\\s\ufeff]*{SECTION_SIGN}[{SECTION_SIGN}\\s\ufeff]*")
+_EDGE_END = re.compile(f"[\\s\ufeff]*{SECTION_SIGN}[{SECTION_SIGN}\\s\ufeff]*$")
 
 
 class LintCache:
@@ -348,8 +348,7 @@ def _delimiters(doc: MemoryDocument) -> list[Finding]:
         edits = []
         head = _EDGE_START.match(line_text)
         if head:
-            lead = s.start + (1 if line_text.startswith("\ufeff") else 0)
-            edits.append(TextEdit(lead, s.start + head.end(), SECTION_SIGN + nl))
+            edits.append(TextEdit(s.start, s.start + head.end(), SECTION_SIGN + nl))
         tail = _EDGE_END.search(line_text)
         if tail and (not head or tail.start() >= head.end()):
             edits.append(TextEdit(s.start + tail.start(), s.end, nl + SECTION_SIGN))
@@ -358,8 +357,8 @@ def _delimiters(doc: MemoryDocument) -> list[Finding]:
             f"This line {where} with `§` but holds other text, so it does not split entries; "
             "a delimiter must be on a line of its own (a lost line break?)."
         )
-        fix = Fix("Put `§` on its own line", tuple(edits))
-        findings.append(Finding(MALFORMED_DELIMITER, Severity.WARNING, msg, s.start, s.end, (fix,)))
+        fixes = (Fix("Put `§` on its own line", tuple(edits)),) if edits else ()
+        findings.append(Finding(MALFORMED_DELIMITER, Severity.WARNING, msg, s.start, s.end, fixes))
     return findings
 
 
