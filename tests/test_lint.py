@@ -488,3 +488,22 @@ def test_fix_all_converges_and_never_loses_text(chunks: list[str]) -> None:
     kept = {e.text for e in parse(text).entries}
     after = "".join(c for c in fixed if c in "ab")
     assert set(after) == set("".join(c for c in "".join(kept) if c in "ab"))
+
+
+def test_budget_counts_a_repeated_entry_once_like_the_store() -> None:
+    """Usage in the linter is the store's: the copy the store drops is not counted."""
+    big = "x" * 1200
+    text = f"{big}\n§\nshort\n§\n{big}\n"
+    findings = lint(parse(text), limit=2200)
+    codes = [f.code for f in findings]
+    assert "over-budget" not in codes
+    assert "duplicate-entry" in codes
+    near = next(f for f in findings if f.code == "near-budget") if "near-budget" in codes else None
+    store_used = len("\n§\n".join([big, "short"]))
+    assert near is None or f"{store_used}/2200" in near.message
+
+
+def test_budget_over_limit_without_duplicates_is_an_error() -> None:
+    text = "\n§\n".join(["y" * 1000, "z" * 1000, "w" * 300]) + "\n"
+    over = [f for f in lint(parse(text), limit=2200) if f.code == "over-budget"]
+    assert over and "2306/2200" in over[0].message

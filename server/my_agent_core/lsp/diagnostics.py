@@ -8,21 +8,13 @@ findings, kept per version so hover, code actions and the other views never re-p
 from __future__ import annotations
 
 import logging
-from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from lsprotocol import types
 
-from my_agent_core.memory.document import (
-    DelimiterLine,
-    EmptyEntry,
-    Entry,
-    MemoryDocument,
-    StrayDelimiter,
-    parse,
-)
+from my_agent_core.memory.document import MemoryDocument, parse, reparse
 from my_agent_core.memory.lint import DUPLICATE_ENTRY, EMPTY_ENTRY, Finding, LintCache, lint
 
 from .convert import PositionConverter, encoding_of, line_index
@@ -36,7 +28,6 @@ __all__ = [
     "MemoryBuffer",
     "buffers",
     "register",
-    "reparse",
     "to_diagnostic",
 ]
 
@@ -144,123 +135,6 @@ class MemoryBuffer:
 
 
 REPARSE_FROM = 0  # characters; a window re-parse beat a full parse even at 2 KB (0.2 vs 0.35 ms)
-
-
-def _line_of(item: Any) -> int:
-    return item.line
-
-
-def _start_of(item: Any) -> int:
-    return item.start
-
-
-def reparse(
-    doc: MemoryDocument, start: int, end: int, new_text: str, new_full: str | None = None
-) -> MemoryDocument | None:
-    """`parse()` of `doc.text` with `[start:end]` replaced, re-parsing only around the edit.
-
-    The one parser still does the work: it parses the window between the delimiter line before the
-    edited lines and the one after them (both unchanged), and the parts outside the window are
-    shifted. None when the edit is not between two delimiters (the first one excluded) or the window
-    does not parse as expected; the caller then parses the whole text. `new_full`: the edited text,
-    when the caller has it already.
-    """
-    text = doc.text
-    if new_full is None:
-        new_full = text[:start] + new_text + text[end:]
-    delta = len(new_text) - (end - start)
-    starts = doc.line_starts
-    line_s = bisect_right(starts, start) - 1
-    line_e = bisect_right(starts, end) - 1
-    delims = doc.delimiters
-    i_l = bisect_left(delims, line_s, key=_line_of) - 1
-    i_r = bisect_right(delims, line_e, key=_line_of)
-    if i_l < 1 or i_r >= len(delims):
-        return None
-    d_l, d_r = delims[i_l], delims[i_r]
-    wa = starts[d_l.line]
-    window = parse(new_full[wa : d_r.end + delta])
-    w_delims = window.delimiters
-    old_lines = d_r.line - d_l.line + 1
-    dline = len(window.line_starts) - old_lines
-    first, last = w_delims[0] if w_delims else None, w_delims[-1] if w_delims else None
-    if (
-        first is None
-        or last is None
-        or (first.line, first.start, first.end, first.kind)
-        != (0, d_l.start - wa, d_l.end - wa, d_l.kind)
-        or (last.line, last.start + wa, last.end + wa, last.kind)
-        != (d_r.line - d_l.line + dline, d_r.start + delta, d_r.end + delta, d_r.kind)
-    ):
-        return None
-
-    def shift_delim(d: DelimiterLine, lines: int, chars: int) -> DelimiterLine:
-        return DelimiterLine(d.line + lines, d.start + chars, d.end + chars, d.kind)
-
-    before = delims[:i_l]
-    mid = [shift_delim(d, d_l.line, wa) for d in w_delims]
-    after = [shift_delim(d, dline, delta) for d in delims[i_r + 1 :]]
-    new_delims = (*before, *mid, *after)
-
-    k = bisect_right(doc.entries, d_l.start, key=_start_of)
-    j = bisect_right(doc.entries, d_r.end, key=_start_of)
-    entries = list(doc.entries[:k])
-    n = k
-    for e in window.entries:
-        entries.append(
-            Entry(n, e.text, e.start + wa, e.end + wa, e.segment_start + wa, e.segment_end + wa)
-        )
-        n += 1
-    for e in doc.entries[j:]:
-        entries.append(
-            Entry(
-                n,
-                e.text,
-                e.start + delta,
-                e.end + delta,
-                e.segment_start + delta,
-                e.segment_end + delta,
-            )
-        )
-        n += 1
-
-    empties = [x for x in doc.empty_entries if x.delimiter.line < d_l.line]
-    w_first_empty = not (window.entries and window.entries[0].segment_end == w_delims[1].start)
-    if w_first_empty:
-        empties.append(EmptyEntry(mid[0]))
-    w_index = {id(d): n for n, d in enumerate(w_delims)}
-    for x in window.empty_entries:
-        n = w_index[id(x.delimiter)]
-        if 0 < n < len(w_delims) - 1:
-            empties.append(EmptyEntry(mid[n]))
-    for x in doc.empty_entries:
-        if x.delimiter.line >= d_r.line:
-            n = bisect_left(delims, x.delimiter.start, key=_start_of)
-            empties.append(EmptyEntry(new_delims[n - i_r + len(before) + len(mid) - 1]))
-
-    strays = [x for x in doc.stray_delimiters if x.line < d_l.line]
-    strays += [
-        StrayDelimiter(x.line + d_l.line, x.start + wa, x.end + wa, x.column, x.at_edge)
-        for x in window.stray_delimiters
-    ]
-    strays += [
-        StrayDelimiter(x.line + dline, x.start + delta, x.end + delta, x.column, x.at_edge)
-        for x in doc.stray_delimiters
-        if x.line > d_r.line
-    ]
-    line_starts = (
-        *starts[: d_l.line],
-        *(wa + x for x in window.line_starts),
-        *(x + delta for x in starts[d_r.line + 1 :]),
-    )
-    return MemoryDocument(
-        text=new_full,
-        entries=tuple(entries),
-        delimiters=new_delims,
-        stray_delimiters=tuple(strays),
-        empty_entries=tuple(empties),
-        line_starts=line_starts,
-    )
 
 
 class Buffers:

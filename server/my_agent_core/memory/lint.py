@@ -248,11 +248,14 @@ def _conflicts(taken: list[TextEdit], starts: list[int], edit: TextEdit) -> bool
 
 
 def _budget(doc: MemoryDocument, limit: int, near_share: float) -> list[Finding]:
-    entries = doc.entries
+    # The store keeps one copy of a repeated entry, so usage counts first copies only: the figure
+    # matches the Memory view, the status bar and the store's own refusals.
+    seen: set[str] = set()
+    entries = [e for e in doc.entries if not (e.text in seen or seen.add(e.text))]
     if not entries:
         return []
     step = len(ENTRY_DELIMITER)
-    # usage after each entry, as the store counts it (len of the "\n§\n"-join so far)
+    # usage after each kept entry, as the store counts it (len of the "\n§\n"-join so far)
     through = list(accumulate(len(e.text) + step for e in entries))
     used = through[-1] - step
     share = used / limit if limit > 0 else float("inf")
@@ -295,7 +298,7 @@ def _duplicates(doc: MemoryDocument) -> list[Finding]:
         line = doc.pos_at(original.start).line + 1
         msg = (
             f"Duplicate of entry #{original.index + 1} (line {line}); the store keeps "
-            "only the first copy, so this one only costs budget."
+            "only the first copy, so this one is not in the prompt and goes at the next write."
         )
         fix = Fix("Remove this duplicate entry", (_removal(doc, entry, removed),))
         related = (Related(original.start, original.end, "first copy"),)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from my_agent_core.lsp.diagnostics import reparse
-from my_agent_core.memory.document import parse
+from my_agent_core.memory.document import parse, reparse
 
 PIECES = [
     "a",
