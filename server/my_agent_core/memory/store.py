@@ -388,13 +388,17 @@ class MemoryStore:
                 if raw and not canonical:
                     self._backup(target)
                 text = serialize(entries)
-                self._disk_cache[target] = (self._atomic_write(path, text), text, tuple(entries))
                 record = self.journal.new_record(action, target, author, changes, undoes)
+
+                def journal() -> None:
+                    try:
+                        self.journal.append(record)
+                    except OSError as exc:  # a broken journal must not block the edit itself
+                        self.journal_error = f"history not recorded: {exc}"
+
+                signature = self._atomic_write(path, text, before_sync=journal)
+                self._disk_cache[target] = (signature, text, tuple(entries))
                 self.last_record = record
-                try:
-                    self.journal.append(record)
-                except OSError as exc:  # the edit is on disk; a broken journal must not undo that
-                    self.journal_error = f"history not recorded: {exc}"
             self._entries[target] = entries
         return f"{' '.join(notes)} ({after_used}/{limit} chars used)"
 
@@ -524,16 +528,22 @@ class MemoryStore:
         for old in olds[:-MAX_BACKUPS]:
             old.unlink(missing_ok=True)
 
-    def _atomic_write(self, path: Path, text: str) -> tuple[int, ...]:
+    def _atomic_write(
+        self, path: Path, text: str, before_sync: Callable[[], None] | None = None
+    ) -> tuple[int, ...]:
         """Temp file in the same folder, fsync, rename over the target, fsync the folder.
 
-        Returns the new file's identity signature (for the re-read cache)."""
+        `before_sync` runs just before the fsync (the journal append: one disk flush then carries both,
+        and a crash can at worst leave a journal record of an edit that did not land, which undo
+        reports as already gone). Returns the new file's identity signature (for the re-read cache)."""
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             os.fchmod(fd, _file_mode(path))
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text.encode("utf-8"))
                 handle.flush()
+                if before_sync is not None:
+                    before_sync()
                 os.fsync(handle.fileno())
             os.replace(tmp, path)
             signature = _signature(os.stat(path))
