@@ -16,6 +16,7 @@ import asyncio
 import inspect
 import json
 import os
+import re
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -215,3 +216,35 @@ async def client_push(workspace: Path) -> AsyncIterator[LanguageClient]:
     c = await start_server([workspace], pull=False)
     yield c
     await stop_server(c)
+
+
+# --- text oracles shared by the feature tests ---------------------------------------------------
+
+
+def utf16_offset(text: str, pos: types.Position) -> int:
+    """Oracle: code-point offset of an LSP (UTF-16) position; lines break at \\n, \\r\\n, \\r."""
+    starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", text))]
+    if pos.line >= len(starts):
+        return len(text)
+    start = starts[pos.line]
+    end = starts[pos.line + 1] if pos.line + 1 < len(starts) else len(text)
+    line = text[start:end].rstrip("\r\n")
+    units = 0
+    for i, ch in enumerate(line):
+        if units >= pos.character:
+            return start + i
+        units += 2 if ord(ch) > 0xFFFF else 1
+    return start + len(line)
+
+
+def apply_lsp_edits(text: str, edits: Any) -> str:
+    spans = sorted(
+        (
+            (utf16_offset(text, e.range.start), utf16_offset(text, e.range.end), e.new_text)
+            for e in edits
+        ),
+        reverse=True,
+    )
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text

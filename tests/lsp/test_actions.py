@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import start_server, stop_server
+from conftest import apply_lsp_edits, start_server, stop_server
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -19,35 +18,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 FIX_ALL = "source.fixAll.myAgent"
 _ids = itertools.count()
-
-
-def utf16_offset(text: str, pos: types.Position) -> int:
-    """Oracle: code-point offset of an LSP (UTF-16) position; lines break at \\n, \\r\\n, \\r."""
-    starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", text))]
-    if pos.line >= len(starts):
-        return len(text)
-    start = starts[pos.line]
-    end = starts[pos.line + 1] if pos.line + 1 < len(starts) else len(text)
-    line = text[start:end].rstrip("\r\n")
-    units = 0
-    for i, ch in enumerate(line):
-        if units >= pos.character:
-            return start + i
-        units += 2 if ord(ch) > 0xFFFF else 1
-    return start + len(line)
-
-
-def apply_lsp_edits(text: str, edits: Any) -> str:
-    spans = sorted(
-        (
-            (utf16_offset(text, e.range.start), utf16_offset(text, e.range.end), e.new_text)
-            for e in edits
-        ),
-        reverse=True,
-    )
-    for start, end, new in spans:
-        text = text[:start] + new + text[end:]
-    return text
 
 
 def edits_of(action: types.CodeAction, uri: str) -> list[types.TextEdit]:

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from conftest import request, start_server, stop_server, vscode_capabilities, wait_until
+from conftest import (
+    request,
+    start_server,
+    stop_server,
+    utf16_offset,
+    vscode_capabilities,
+    wait_until,
+)
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -27,22 +33,6 @@ def new_uri(tmp: Path, target: str = "memory") -> str:
     """A fresh memory-file URI (each test its own folder, so a shared server never mixes them)."""
     name = "MEMORY.md" if target == "memory" else "USER.md"
     return (tmp / f"ws{next(_ids)}" / ".my_agent_core" / "memory" / name).as_uri()
-
-
-def utf16_offset(text: str, pos: types.Position) -> int:
-    """Oracle: code-point offset of an LSP (UTF-16) position; lines break at \\n, \\r\\n, \\r."""
-    starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", text))]
-    if pos.line >= len(starts):
-        return len(text)
-    start = starts[pos.line]
-    end = starts[pos.line + 1] if pos.line + 1 < len(starts) else len(text)
-    line = text[start:end].rstrip("\r\n")
-    units = 0
-    for i, ch in enumerate(line):
-        if units >= pos.character:
-            return start + i
-        units += 2 if ord(ch) > 0xFFFF else 1
-    return start + len(line)
 
 
 def text_at(text: str, rng: types.Range) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 
 from my_agent_core.memory.document import MemoryDocument
+from my_agent_core.memory.text import common_prefix, common_suffix
 
 __all__ = [
     "UTF8",
@@ -22,7 +23,6 @@ __all__ = [
     "UTF32",
     "LineIndex",
     "PositionConverter",
-    "common_prefix",
     "encoding_of",
     "line_index",
     "minimal_edit",
@@ -136,18 +136,6 @@ class PositionConverter:
         return count
 
 
-def common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix of two strings (binary search over C-speed slice compares)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def minimal_edit(old: str, new: str) -> tuple[int, int, str] | None:
     """One replacement `(start, end, text)` turning `old` into `new` (None when equal).
 
@@ -157,7 +145,7 @@ def minimal_edit(old: str, new: str) -> tuple[int, int, str] | None:
     if old == new:
         return None
     prefix = common_prefix(old, new)
-    suffix = common_prefix(old[prefix:][::-1], new[prefix:][::-1])
+    suffix = common_suffix(old[prefix:], new[prefix:])
     start, end = prefix, len(old) - suffix
     new_end = len(new) - suffix
     while start > 0 and old[start - 1] == "\r" and start < len(old) and old[start] == "\n":

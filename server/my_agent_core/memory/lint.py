@@ -27,6 +27,7 @@ from my_agent_core.memory.document import (
     serialize,
 )
 from my_agent_core.memory.safety import SafetyIssue, scan
+from my_agent_core.memory.text import common_prefix, common_suffix
 
 __all__ = [
     "AMBIGUOUS_ENTRY",
@@ -619,26 +620,14 @@ def _non_canonical(doc: MemoryDocument) -> list[Finding]:
     canonical = serialize(doc.entry_texts)
     if text in (canonical, canonical.rstrip("\n")) or not doc.entries:
         return []
-    at = _first_difference(text, canonical)
+    at = common_prefix(text, canonical)
     line = doc.pos_at(at).line
     start, end = doc.line_starts[line], doc.line_end(line)
     msg = (
         "Not in the store's canonical form (entries stripped, `\\n§\\n` between them, LF line "
         "ends, no BOM); the store rewrites it so on its next write. Format Document does it now."
     )
-    suffix = _first_difference(text[at:][::-1], canonical[at:][::-1])
+    suffix = common_suffix(text[at:], canonical[at:])
     edit = TextEdit(at, len(text) - suffix, canonical[at : len(canonical) - suffix])
     fix = Fix("Rewrite the file in canonical form", (edit,), fix_all=False)
     return [Finding(NON_CANONICAL, Severity.HINT, msg, start, max(end, start), (fix,))]
-
-
-def _first_difference(a: str, b: str) -> int:
-    """Length of the common prefix of two strings (binary search over C-speed slice compares)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
