@@ -11,14 +11,11 @@ from typing import Any
 import pytest
 
 from my_agent_core.lsp import params as P
+from my_agent_core.lsp.buffer_merge import buffer_with_changes
 from my_agent_core.lsp.chat import camel_event
-from my_agent_core.lsp.workspace import (
-    Settings,
-    buffer_with_changes,
-    memory_file_of,
-    minimal_edit,
-    offset_to_position,
-)
+from my_agent_core.lsp.convert import PositionConverter, line_index, minimal_edit
+from my_agent_core.lsp.settings import Settings
+from my_agent_core.lsp.workspace import memory_file_of
 
 
 def change(before: str | None, after: str | None) -> SimpleNamespace:
@@ -62,6 +59,10 @@ def test_memory_file_of(tmp_path: Path) -> None:
     assert memory_file_of((tmp_path / "MEMORY.md").as_uri()) is None
     assert memory_file_of("untitled:Untitled-1") is None
     assert memory_file_of(42) is None  # type: ignore[arg-type]
+
+
+def offset_to_position(text: str, offset: int, encoding: str = "utf-16"):
+    return PositionConverter(line_index(text), encoding).position(offset)
 
 
 def test_offset_to_position_counts_utf16_units_and_all_line_breaks() -> None:
@@ -166,7 +167,8 @@ def test_startup_does_not_import_the_agent_or_openai() -> None:
 def in_process_server(tmp_path: Path) -> tuple[Any, list[tuple[str, Any]], list[Any], Path]:
     """A server object without I/O: notifications and posted callbacks are recorded."""
     from my_agent_core.lsp.server import MyAgentServer
-    from my_agent_core.lsp.workspace import FolderState, norm_path
+    from my_agent_core.lsp.uris import norm_path
+    from my_agent_core.lsp.workspace import FolderState
 
     ls = MyAgentServer()
     sent: list[tuple[str, Any]] = []

@@ -30,7 +30,8 @@ from .params import (
     req_str,
     to_params,
 )
-from .workspace import FolderState, norm_path, observed_store
+from .uris import norm_path
+from .workspace import FolderState, observed_store
 
 if TYPE_CHECKING:
     from .server import MyAgentServer

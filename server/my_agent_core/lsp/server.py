@@ -25,7 +25,8 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 from my_agent_core import __version__
 
 from .params import RequestError
-from .workspace import MemoryFile, MemoryWorkspace, Settings, memory_file_of
+from .settings import Settings
+from .workspace import MemoryFile, MemoryWorkspace, memory_file_of
 
 __all__ = ["FEATURE_MODULES", "MyAgentProtocol", "MyAgentServer", "build_server", "main"]
 

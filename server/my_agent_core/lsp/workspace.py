@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
 
 from my_agent_core.memory import document as memdoc
 from my_agent_core.memory.paths import (
@@ -30,7 +27,10 @@ from my_agent_core.memory.paths import (
     target_of_file,
 )
 
+from .buffer_merge import apply_buffer_edit, merged_buffer_edit
 from .params import invalid, to_plain
+from .settings import Settings
+from .uris import norm_path, path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
     from my_agent_core.memory.journal import JournalRecord
@@ -42,9 +42,6 @@ __all__ = [
     "FolderState",
     "MemoryFile",
     "MemoryWorkspace",
-    "Settings",
-    "buffer_with_changes",
-    "minimal_edit",
     "observed_store",
     "register",
 ]
@@ -53,8 +50,6 @@ logger = logging.getLogger(__name__)
 
 WATCH_GLOB = "**/.my_agent_core/memory/*.md"
 WATCH_SETTLE_SECONDS = 0.2
-DEFAULT_LIMITS = {"memory": 2200, "user": 1375}
-_MAX_LIMIT = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -64,113 +59,6 @@ class MemoryFile:
     folder: Path
     target: str
     path: Path
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The effective `myAgent` settings: pulled configuration > initializationOptions > environment."""
-
-    model: str | None = None
-    base_url: str | None = None
-    memory_char_limit: int = DEFAULT_LIMITS["memory"]
-    user_char_limit: int = DEFAULT_LIMITS["user"]
-    near_budget_share: float = 0.9
-    untrusted_folders: frozenset[Path] = field(default_factory=frozenset)
-
-    def limit(self, target: str) -> int:
-        """The character budget of a target."""
-        return self.user_char_limit if target == "user" else self.memory_char_limit
-
-    def is_trusted(self, folder: Path) -> bool:
-        """False for folders the client marked untrusted (memory linted, never used by the agent)."""
-        return norm_path(folder) not in self.untrusted_folders
-
-    @classmethod
-    def resolve(
-        cls, layers: list[Any], env: dict[str, str] | None = None, untrusted: Any = None
-    ) -> Settings:
-        """Merge setting layers (lowest priority first) and the environment fallbacks."""
-        env = os.environ if env is None else env
-        model = env.get("MY_AGENT_MODEL") or None
-        base_url = env.get("OPENAI_BASE_URL") or None
-        limits = dict(DEFAULT_LIMITS)
-        share = 0.9
-        untrusted_set: set[Path] = set(_folder_paths(untrusted))
-        for layer in layers:
-            layer = to_plain(layer)
-            if not isinstance(layer, dict):
-                continue
-            if isinstance(layer.get("model"), str) and layer["model"].strip():
-                model = layer["model"].strip()
-            if isinstance(layer.get("baseUrl"), str) and layer["baseUrl"].strip():
-                base_url = layer["baseUrl"].strip()
-            if "untrustedFolders" in layer:
-                untrusted_set |= set(_folder_paths(layer["untrustedFolders"]))
-            memory = layer.get("memory")
-            if not isinstance(memory, dict):
-                continue
-            for key, target in (("memoryCharLimit", "memory"), ("userCharLimit", "user")):
-                value = memory.get(key)
-                if _is_int(value) and 0 < value <= _MAX_LIMIT:
-                    limits[target] = value
-            value = memory.get("nearBudgetShare")
-            if _is_number(value) and 0 < value <= 1:
-                share = float(value)
-        return cls(
-            model=model,
-            base_url=base_url,
-            memory_char_limit=limits["memory"],
-            user_char_limit=limits["user"],
-            near_budget_share=share,
-            untrusted_folders=frozenset(untrusted_set),
-        )
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _folder_paths(value: Any) -> list[Path]:
-    """Folder URIs (or paths) from a settings value, as normalised paths; junk is skipped."""
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, (list, tuple)):
-        return []
-    paths = []
-    for item in value:
-        if isinstance(item, str) and item:
-            path = uri_to_path(item)
-            if path is not None:
-                paths.append(path)
-    return paths
-
-
-def norm_path(path: Path | str) -> Path:
-    """Absolute, normalised path (no symlink resolution: compare what the editor sends)."""
-    return Path(os.path.normcase(os.path.abspath(path)))
-
-
-def uri_to_path(uri: str) -> Path | None:
-    """A `file:` URI (or a plain absolute path) as a normalised path; None for other schemes."""
-    if "\x00" in uri:
-        return None
-    if uri.startswith("file:"):
-        try:
-            fs = to_fs_path(uri)
-        except Exception:
-            return None
-        return norm_path(fs) if fs else None
-    if "://" in uri or not os.path.isabs(uri):
-        return None
-    return norm_path(uri)
-
-
-def path_to_uri(path: Path) -> str:
-    return from_fs_path(str(path)) or path.as_uri()
 
 
 def read_text(path: Path) -> str | None:
@@ -514,133 +402,13 @@ class MemoryWorkspace:
             documents = self.ls.workspace.text_documents
         except RuntimeError:  # not initialised yet: no editor buffers
             return
-        if not changes:
-            return
         for uri, doc in list(documents.items()):
             mf = self.ls.memory_file(uri)
             if mf is None or mf.folder != folder_path or mf.target != target:
                 continue
-            buffer = doc.source
-            if before is not None and _strip_bom(buffer) == _strip_bom(before):
-                continue  # clean: the editor reloads the file from disk itself
-            merged = buffer_with_changes(buffer, changes)
-            edit = minimal_edit(buffer, merged)
-            if edit is None:
-                continue
-            self._apply_edit(doc, *edit)
-
-    def _apply_edit(self, doc: Any, start: int, end: int, new_text: str) -> None:
-        pe = self.ls.workspace.position_encoding
-        encoding = str(getattr(pe, "value", pe) or "utf-16")
-        text = doc.source
-        rng = types.Range(
-            start=offset_to_position(text, start, encoding),
-            end=offset_to_position(text, end, encoding),
-        )
-        edit = types.TextEdit(range=rng, new_text=new_text)
-        caps = self.ls.client_capabilities.workspace
-        versioned = bool(caps and caps.workspace_edit and caps.workspace_edit.document_changes)
-        if versioned:
-            wedit = types.WorkspaceEdit(
-                document_changes=[
-                    types.TextDocumentEdit(
-                        text_document=types.OptionalVersionedTextDocumentIdentifier(
-                            uri=doc.uri, version=doc.version
-                        ),
-                        edits=[edit],
-                    )
-                ]
-            )
-        else:
-            wedit = types.WorkspaceEdit(changes={doc.uri: [edit]})
-        params = types.ApplyWorkspaceEditParams(edit=wedit, label="my-agent: memory updated")
-        future = self.ls.workspace_apply_edit(params)
-        future.add_done_callback(_log_failure)
-
-
-def _log_failure(future: Any) -> None:
-    try:
-        result = future.result()
-        if result is not None and not getattr(result, "applied", True):
-            logger.info("client did not apply the memory edit: %s", result)
-    except Exception as exc:  # the client refused or failed: nothing to do, disk is right
-        logger.info("applyEdit failed: %s", exc)
-
-
-def _strip_bom(text: str) -> str:
-    return text[1:] if text.startswith(memdoc.BOM) else text
-
-
-def buffer_with_changes(buffer: str, changes: Any) -> str:
-    """Apply a journal record's entry-level changes to a buffer's text, keeping everything else."""
-    text = buffer
-    eol = "\r\n" if "\r\n" in buffer else "\n"
-    for change in changes:
-        doc = memdoc.parse(text)
-        old = memdoc.normalize_entry(change.before) if change.before is not None else None
-        new = memdoc.normalize_entry(change.after) if change.after is not None else None
-        present = {e.text for e in doc.entries}
-        match = next((e for e in doc.entries if old is not None and e.text == old), None)
-        if match is not None and new is not None:
-            text = text[: match.start] + new.replace("\n", eol) + text[match.end :]
-        elif match is not None:
-            start, end = doc.removal_span(match)
-            text = text[:start] + text[end:]
-        elif new is not None and new not in present:
-            text = _append_entry(doc, text, new.replace("\n", eol), eol)
-    return text
-
-
-def _append_entry(doc: memdoc.MemoryDocument, text: str, entry: str, eol: str) -> str:
-    if doc.entries:
-        at = doc.entries[-1].end
-        return text[:at] + eol + memdoc.SECTION_SIGN + eol + entry + text[at:]
-    bom = memdoc.BOM if text.startswith(memdoc.BOM) else ""
-    return bom + entry + eol
-
-
-def minimal_edit(old: str, new: str) -> tuple[int, int, str] | None:
-    """The single replacement (start, end, text) turning `old` into `new`; None when equal."""
-    if old == new:
-        return None
-    limit = min(len(old), len(new))
-    prefix = 0
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    # never start or end the edit between the two halves of a CRLF
-    while 0 < prefix < len(old) and old[prefix - 1] == "\r" and old[prefix] == "\n":
-        prefix -= 1
-    end = len(old) - suffix
-    while prefix < end < len(old) and old[end - 1] == "\r" and old[end] == "\n":
-        end += 1
-        suffix -= 1
-    return prefix, end, new[prefix : len(new) - suffix]
-
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def offset_to_position(text: str, offset: int, encoding: str = "utf-16") -> types.Position:
-    """An offset (code points) as an LSP position in the negotiated encoding."""
-    offset = max(0, min(offset, len(text)))
-    line = 0
-    line_start = 0
-    for m in _LINE_BREAK.finditer(text, 0, offset):
-        if m.end() > offset:
-            break
-        line += 1
-        line_start = m.end()
-    chunk = text[line_start:offset]
-    if encoding == "utf-8":
-        col = len(chunk.encode("utf-8"))
-    elif encoding == "utf-32":
-        col = len(chunk)
-    else:
-        col = len(chunk.encode("utf-16-le")) // 2
-    return types.Position(line=line, character=col)
+            edit = merged_buffer_edit(doc.source, before, changes)
+            if edit is not None:
+                apply_buffer_edit(self.ls, doc, *edit)
 
 
 # ----- LSP handlers ----------------------------------------------------------------------------------
