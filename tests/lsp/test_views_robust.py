@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from conftest import start_server, stop_server
+from conftest import apply_lsp_edits, start_server, stop_server
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
@@ -139,29 +139,6 @@ async def drive(
     }
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc))
     return text, answers
-
-
-def apply_lsp_edits(text: str, edits_: Any) -> str:
-    def offset(pos: types.Position) -> int:
-        starts = line_starts(text)
-        if pos.line >= len(starts):
-            return len(text)
-        s = starts[pos.line]
-        e = starts[pos.line + 1] if pos.line + 1 < len(starts) else len(text)
-        line = text[s:e].rstrip("\r\n")
-        units = 0
-        for i, ch in enumerate(line):
-            if units >= pos.character:
-                return s + i
-            units += 2 if ord(ch) > 0xFFFF else 1
-        return s + len(line)
-
-    spans = sorted(
-        ((offset(e.range.start), offset(e.range.end), e.new_text) for e in edits_), reverse=True
-    )
-    for start, end, new in spans:
-        text = text[:start] + new + text[end:]
-    return text
 
 
 @given(initial=texts, steps=edits)
