@@ -8,7 +8,6 @@ cannot be deserialised into a -32602 answer instead of pygls' silent drop.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import sys
 import threading
@@ -28,18 +27,11 @@ from .params import RequestError
 from .settings import Settings
 from .workspace import MemoryFile, MemoryWorkspace, memory_file_of
 
-__all__ = ["FEATURE_MODULES", "MyAgentProtocol", "MyAgentServer", "build_server", "main"]
+__all__ = ["MyAgentProtocol", "MyAgentServer", "build_server", "main"]
 
 logger = logging.getLogger(__name__)
 
 RAW_PREFIX = "myAgent/"
-# Helper A's feature modules (each exposes `register(ls)`), then ours.
-FEATURE_MODULES = (
-    "my_agent_core.lsp.diagnostics",
-    "my_agent_core.lsp.actions",
-    "my_agent_core.lsp.views",
-    "my_agent_core.lsp.convert",
-)
 
 
 def _valid_id(value: Any) -> bool:
@@ -212,23 +204,12 @@ class _QuietExpectedErrors(logging.Filter):
 
 
 def build_server() -> MyAgentServer:
-    """A server with every feature module registered."""
-    ls = MyAgentServer()
-    from . import chat, memory_requests, workspace
+    """A server with every feature module registered (each module: one concern, one `register`)."""
+    from . import actions, chat, diagnostics, memory_requests, views, workspace
 
-    workspace.register(ls)
-    memory_requests.register(ls)
-    chat.register(ls)
-    for name in FEATURE_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ImportError as exc:
-            if exc.name != name:
-                raise
-            logger.warning("feature module %s is missing", name)
-            continue
-        if hasattr(module, "register"):
-            module.register(ls)
+    ls = MyAgentServer()
+    for feature in (workspace, memory_requests, chat, diagnostics, actions, views):
+        feature.register(ls)
     return ls
 
 
