@@ -107,7 +107,7 @@ class MyAgentProtocol(LanguageServerProtocol):
 
 
 class MyAgentServer(LanguageServer):
-    """The language server object the feature modules register on (hooks: see docs/lsp-interfaces.md)."""
+    """The language server object the feature modules register on (hooks: see docs/lsp-core.md)."""
 
     def __init__(self) -> None:
         super().__init__(
