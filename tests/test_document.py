@@ -318,4 +318,10 @@ def test_serialize_parse_serialize_is_identity(entries: list[str]) -> None:
     written = serialize(entries)
     assert parse(written).entry_texts == entries
     assert serialize(parse(written).entry_texts) == written
-    assert parse(written).used == len(ENTRY_DELIMITER.join(entries))
+    assert parse(written).used == len(ENTRY_DELIMITER.join(dict.fromkeys(entries)))
+
+
+def test_used_counts_a_repeated_entry_once_like_the_store() -> None:
+    doc = parse("alpha\n§\nbeta\n§\nalpha\n")
+    assert doc.stored_texts == ["alpha", "beta"]
+    assert doc.used == len("alpha\n§\nbeta")

@@ -1,8 +1,9 @@
 """The product in a real VS Code (code-server 4.100.3 + chromium): lint, quick fix, Memory view, chat.
 
 The tests share one code-server and run in file order, like a user's session: open the hand-edited
-over-budget MEMORY.md, see the Problems, apply the quick fix, look at the Memory view, then chat with a
-local fake model that writes memory, and check the session's frozen snapshot did not move.
+over-budget MEMORY.md (an entry pasted twice), see the Problems, remove the pasted copy with the quick fix
+(still over budget: the copy never counted), look at the Memory view, then chat with a local fake model
+that consolidates memory in one all-or-nothing call, and check the session's frozen snapshot did not move.
 """
 
 from __future__ import annotations
@@ -34,12 +35,27 @@ from e2e_session import (
 
 pytestmark = pytest.mark.e2e
 
-NEW_ENTRY = (
-    "Sam asked to always run `make test-fast` before pushing; the full suite runs in CI only."
+# The fake model's consolidation: three testing notes of the fixture's MEMORY.md become one shorter entry.
+# Each `old_text` is in exactly one entry, and none is in MERGED (the edits apply in order).
+MERGED = (
+    "Tests: `make test` runs everything (about 4 minutes), `make test-fast` skips the PDF golden files, "
+    "`--reuse-db` keeps the local test database. test_multi_page_invoice is flaky (font hinting, "
+    "BILL-812): re-run it first. Invoices for two legal entities need the `two_entities` fixture."
 )
+CONSOLIDATE = {
+    "target": "memory",
+    "action": "replace",
+    "operations": [
+        {"action": "replace", "old_text": "`make test-fast` skips the slow", "new_content": MERGED},
+        {"action": "remove", "old_text": "font hinting differences between"},
+        {"action": "remove", "old_text": "table billing_sequence"},
+    ],
+}
 REPLY = (
-    "Noted: I saved that to your project memory. It joins the snapshot of your next chat session."
+    "Done: I merged your three testing notes into one entry, so project memory is back under budget. "
+    "This session keeps its snapshot; the next one sees the merged note."
 )
+OVER_BUDGET_FIGURE = re.compile(r"over budget: (\d+)/(\d+) chars")
 
 
 def fixture_entries(name: str) -> list[str]:
@@ -48,6 +64,41 @@ def fixture_entries(name: str) -> list[str]:
 
     text = (v.HERE / "fixtures" / "workspace" / ".my_agent_core" / "memory" / name).read_text()
     return list(parse(text).entry_texts)
+
+
+def consolidated_entries() -> tuple[list[str], list[str]]:
+    """The fixture's MEMORY.md entries CONSOLIDATE replaces (in order), and the ones it keeps."""
+    unique = list(dict.fromkeys(fixture_entries("MEMORY.md")))
+    snippets = [op["old_text"] for op in CONSOLIDATE["operations"]]  # type: ignore[index]
+    replaced = [next(e for e in unique if snip in e) for snip in snippets]
+    for snip in snippets:
+        assert sum(snip in e for e in unique) == 1, f"{snip!r} must address exactly one entry"
+        assert snip not in MERGED, f"{snip!r} is in the merged entry: a later edit would match it"
+    return replaced, [e for e in unique if e not in replaced]
+
+
+def memory_show(folder: Path) -> dict:
+    """`my-agent memory show --json` for MEMORY.md: the store's own figures (`used`, `limit`, entries)."""
+    mem_dir = str(folder / ".my_agent_core" / "memory")
+    args = ["memory", "show", "--json", "--target", "memory", "--dir", mem_dir]
+    proc = subprocess.run(
+        [repo_python(), "-m", "my_agent_core", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def over_budget_figure(texts: list[str]) -> tuple[int, int] | None:
+    """`(used, limit)` from the over-budget message among `texts` (Problems rows or CLI messages)."""
+    for text in texts:
+        if "over-budget" in text or "over budget" in text:
+            m = OVER_BUDGET_FIGURE.search(text)
+            if m:
+                return int(m.group(1)), int(m.group(2))
+    return None
 
 
 def lint_json(path: Path) -> list[dict]:
@@ -139,8 +190,12 @@ def test_extension_activates(vscode: Session) -> None:
         "cold start: code-server start -> server ready (status bar usage)",
         time.monotonic() - s.server.started_at,
     )
-    # "Memory N% · User M%": the store's figures (it counts a duplicated entry once, the linter does not).
+    # "Memory N% · User M%", and in its accessible label the store's figure, as `memory show` gives it.
     assert any(re.search(r"Memory \d+%.*User \d+%", t) for t in status), status
+    shown = memory_show(s.workspace)
+    assert shown["used"] > shown["limit"], f"the fixture must be over budget: {shown['used']}"
+    figure = f"MEMORY.md: {shown['used']}/{shown['limit']}"
+    assert any(figure in t for t in status), f"{figure!r} not in the status bar: {status}"
     s.shot("activated")
 
 
@@ -157,28 +212,48 @@ def test_over_budget_file_shows_diagnostics_in_problems_panel(vscode: Session) -
     record_figure("open MEMORY.md (Quick Open) -> diagnostics shown", time.monotonic() - opened_at)
     s.palette("View: Focus Problems")
     rows = wait_until(
-        lambda: (r := my_agent_rows(s)) and any("over-budget" in x for x in r) and r,
+        lambda: (
+            (r := my_agent_rows(s))
+            and any("over-budget" in x for x in r)
+            and any("duplicate-entry" in x for x in r)
+            and r
+        ),
         30,
         "over-budget and duplicate-entry rows in the Problems panel",
     )
     s.shot("problems-over-budget")
-    assert any("over-budget" in r for r in rows), rows
-    assert any("duplicate-entry" in r for r in rows), rows
     assert counts["errors"] >= 1
     # The panel shows what the command-line linter finds (same rules, same server code).
-    expected = {f["code"] for f in lint_json(s.workspace / MEMORY_REL)}
+    found = lint_json(s.workspace / MEMORY_REL)
+    expected = {f["code"] for f in found}
     assert {"over-budget", "duplicate-entry"} <= expected
     shown = " ".join(rows)
     missing = [code for code in expected if code not in shown]
     assert not missing, f"lint codes {missing} are not in the Problems panel: {rows}"
+    # ... with the same usage figure, the store's: the pasted copy is not counted.
+    store = memory_show(s.workspace)
+    assert over_budget_figure(rows) == (store["used"], store["limit"]), (rows, store["used"])
+    assert over_budget_figure([f["message"] for f in found]) == (store["used"], store["limit"])
+    # ... and so does the editor's code lens, before any fix (it counts the pasted copy once too).
+    s.js(
+        """await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+           await page.keyboard.press('Control+Home');"""
+    )
+    wait_until(
+        lambda: [t for t in s.js(CODE_LENSES) if f"{store['used']:,} / {store['limit']:,}" in t],  # type: ignore[union-attr]
+        20,
+        f"the code lens to show {store['used']:,} / {store['limit']:,} before the fix",
+    )
 
 
-def test_quick_fix_repairs_the_over_budget_file(vscode: Session) -> None:
+def test_quick_fix_removes_the_copy_and_the_file_stays_over_budget(vscode: Session) -> None:
     s = vscode
     path = s.workspace / MEMORY_REL
     before = path.read_text(encoding="utf-8")
     entries = fixture_entries("MEMORY.md")
     dup = next(e for e in entries if entries.count(e) > 1)
+    figure_before = over_budget_figure(my_agent_rows(s))
+    assert figure_before, "no over-budget figure in the Problems panel before the fix"
     # The hand-pasted copy is the later one: put the cursor on its first line.
     copy_line = before[: before.rindex(dup)].count("\n") + 1
     s.js("await h.openFile(args.rel)", rel=MEMORY_REL)
@@ -219,16 +294,32 @@ def test_quick_fix_repairs_the_over_budget_file(vscode: Session) -> None:
         choice=choice,
     )
     s.palette("View: Focus Problems")
-    # The status bar counts every file's problems whether or not the panel shows them; the panel must list
-    # the file's remaining my-agent problems (if any) without the two that the fix removed.
-    wait_until(
-        lambda: (c := s.js("return await h.problemCounts()")) and c["errors"] == 0 and c["label"],  # type: ignore[index]
+    # The duplicate warning goes; the over-budget error stays, with the same figure (the copy never
+    # counted). The status bar counts every file's problems, the panel lists MEMORY.md's.
+    rows = wait_until(
+        lambda: (
+            (r := my_agent_rows(s))
+            and not any("duplicate-entry" in x for x in r)
+            and any("over-budget" in x for x in r)
+            and r
+        ),
         30,
-        "the status bar to count no errors after the quick fix",
+        "the duplicate-entry warning to go while over-budget stays",
     )
-    rows = my_agent_rows(s)
-    assert not any("over-budget" in x or "duplicate-entry" in x for x in rows), rows
+    counts = s.js("return await h.problemCounts()")
+    # The code lens sits on line 1: scroll there (Monaco renders only the visible lines).
+    s.js(
+        """await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+           await page.keyboard.press('Control+Home');"""
+    )
+    used, limit = figure_before
+    lens = wait_until(
+        lambda: [t for t in s.js(CODE_LENSES) if f"{used:,} / {limit:,}" in t],  # type: ignore[union-attr]
+        20,
+        f"the code lens to show {used:,} / {limit:,}",
+    )
     s.shot("quick-fix-applied")
+    assert counts["errors"] >= 1, counts  # type: ignore[index]
     after = wait_until(
         lambda: (t := path.read_text(encoding="utf-8")) != before and t,
         15,
@@ -237,16 +328,30 @@ def test_quick_fix_repairs_the_over_budget_file(vscode: Session) -> None:
     assert after.count(dup) == 1, (
         "the quick fix must leave exactly one copy of the duplicated entry"
     )
+    assert after.index(dup) == before.index(dup), "the quick fix must remove the later copy"
     for entry in entries:
         assert entry in after, f"the quick fix lost an entry: {entry[:60]!r}"
-    codes = {f["code"] for f in lint_json(path)}
-    assert not codes & {"over-budget", "duplicate-entry"}, codes
+    store = memory_show(s.workspace)
+    assert store["used"] > store["limit"]
+    assert over_budget_figure(rows) == figure_before == (store["used"], store["limit"]), (
+        f"usage moved with the fix: panel {over_budget_figure(rows)}, before {figure_before}, "
+        f"store {store['used']}/{store['limit']}"
+    )
+    found = lint_json(path)
+    assert "duplicate-entry" not in {f["code"] for f in found}, found
+    assert over_budget_figure([f["message"] for f in found]) == figure_before, found
+    # The editor's code lens (usage of the buffer) and the status bar tell the same figure.
+    assert "over budget" in lens[0], lens
+    status = s.js(STATUS_TEXTS)
+    assert any(f"MEMORY.md: {used}/{limit}" in t for t in status), status  # type: ignore[union-attr]
 
 
 def test_memory_view_lists_the_entries(vscode: Session) -> None:
     s = vscode
     open_view(s, "myAgent.memory")
     wanted = list(dict.fromkeys(fixture_entries("MEMORY.md") + fixture_entries("USER.md")))
+    store = memory_show(s.workspace)
+    figure = f"{store['used']}/{store['limit']}"
 
     def shown() -> list[str] | None:
         rows = memory_view_rows(s)
@@ -258,12 +363,17 @@ def test_memory_view_lists_the_entries(vscode: Session) -> None:
     finally:
         s.shot("memory-view")
     assert len(rows) >= len(wanted)
+    # The MEMORY.md node carries the store's usage, the figure of the Problems panel and the status bar.
+    assert any("MEMORY.md" in r and figure in r for r in rows), (figure, rows)
 
 
 ACTIVITY_LABELS = """return await page.locator('.activitybar .action-item .action-label')
     .evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') || ''));"""
 STATUS_TEXTS = """return await page.locator('.statusbar-item').evaluateAll((els) => els.map(
-    (e) => (e.getAttribute('aria-label') || '') + ' || ' + (e.textContent || '')));"""
+    (e) => [e, ...e.querySelectorAll('[aria-label]')].map((x) => x.getAttribute('aria-label') || '').join(' ')
+      + ' || ' + (e.textContent || '')));"""
+CODE_LENSES = """return await page.locator('.editor-group-container.active .codelens-decoration')
+    .evaluateAll((els) => els.map((e) => e.textContent || ''));"""
 
 
 def frozen_snapshot_text(s: Session, label: str) -> str:
@@ -289,20 +399,16 @@ def frozen_snapshot_text(s: Session, label: str) -> str:
     return text
 
 
-def test_chat_streams_reply_and_writes_memory_with_frozen_snapshot(
+def test_chat_consolidates_memory_in_one_call_with_frozen_snapshot(
     vscode: Session, fake_model: FakeModel
 ) -> None:
     s = vscode
+    replaced, kept = consolidated_entries()
+    memory_file = s.workspace / MEMORY_REL
+    store_before = memory_show(s.workspace)
+    assert store_before["used"] > store_before["limit"], "the consolidation must start over budget"
     fake_model.add(
-        {
-            "tool_calls": [
-                {
-                    "name": "memory",
-                    "arguments": {"target": "memory", "action": "add", "content": NEW_ENTRY},
-                }
-            ],
-            "chunk_delay": 0.02,
-        },
+        {"tool_calls": [{"name": "memory", "arguments": CONSOLIDATE}], "chunk_delay": 0.02},
         {"content": REPLY, "chunk_size": 5, "chunk_delay": 0.12},
     )
     sent_before = len(fake_model.requests())
@@ -310,9 +416,18 @@ def test_chat_streams_reply_and_writes_memory_with_frozen_snapshot(
     s.js("await h.webviewFrame('textarea')")
     # The session's snapshot before anything is written (the command starts the chat session).
     before = frozen_snapshot_text(s, "snapshot-before-chat")
-    assert NEW_ENTRY not in before
+    assert MERGED not in before
+    assert all(e in before for e in replaced), "the snapshot lacks the entries to consolidate"
     assert fixture_entries("USER.md")[0] in before, "the snapshot lacks the user profile"
     s.js("await h.palette('View: Close All Editors')")
+    # MEMORY.md stays open (saved, clean) while the agent writes it: VS Code reloads it from disk.
+    s.js("await h.openFile(args.rel)", rel=MEMORY_REL)
+    s.palette("View: Focus Problems")
+    wait_until(
+        lambda: any("over-budget" in x for x in my_agent_rows(s)),
+        30,
+        "the over-budget error in the Problems panel before the chat",
+    )
     open_view(s, "myAgent.chat")
     s.shot("chat-open")
     # Type the message and send it; then watch the reply grow (a strict prefix first, then all of it).
@@ -340,7 +455,7 @@ def test_chat_streams_reply_and_writes_memory_with_frozen_snapshot(
         }
         return { partials, final: await frame.locator('body').innerText(), timeout: true };
         """,
-        message="Please remember: always run make test-fast before pushing.",
+        message="Memory is over budget: please merge the three testing notes into one entry.",
         reply=REPLY,
     )
     s.shot("chat-replied")
@@ -349,23 +464,75 @@ def test_chat_streams_reply_and_writes_memory_with_frozen_snapshot(
     assert seen["partials"], "the reply appeared all at once: it was not streamed"
     assert "Stopped." not in seen["final"], seen["final"]
     assert "Error" not in seen["final"], seen["final"]
-    # The model's memory write reached the disk and the Memory view.
-    memory_file = s.workspace / MEMORY_REL
-    wait_until(
-        lambda: NEW_ENTRY in memory_file.read_text(encoding="utf-8"), 15, "the agent's write"
-    )
-    open_view(s, "myAgent.memory")
-    wait_until(
-        lambda: any(NEW_ENTRY[:40] in r for r in memory_view_rows(s) or []),
-        20,
-        "the new entry in the Memory view",
-    )
-    s.shot("memory-view-after-chat")
-    # Both requests of the turn carried the session's frozen prompt, without the new entry.
+    # One tool call did it all: a tool-call request and a reply request, the tool's answer no error.
     requests = fake_model.requests()[sent_before:]
     assert len(requests) == 2, (
         f"expected a tool-call request and a reply request, got {len(requests)}"
     )
+    tool_msgs = [m for m in requests[1]["json"]["messages"] if m["role"] == "tool"]
+    assert len(tool_msgs) == 1, tool_msgs
+    assert not str(tool_msgs[0]["content"]).startswith("Error"), tool_msgs[0]["content"]
+    # The consolidation reached the disk: the merged entry in, the three notes out, the rest kept.
+    text = wait_until(
+        lambda: (t := memory_file.read_text(encoding="utf-8")) and MERGED in t and t,
+        15,
+        "the agent's consolidation on disk",
+    )
+    for entry in replaced:
+        assert entry not in text, f"a consolidated entry is still on disk: {entry[:60]!r}"
+    for entry in kept:
+        assert entry in text, f"the consolidation lost an entry: {entry[:60]!r}"
+    store = memory_show(s.workspace)
+    assert store["entries"] == [
+        MERGED if e == replaced[0] else e for e in store_before["entries"] if e not in replaced[1:]
+    ]
+    assert store["used"] <= store["limit"], f"still over budget: {store['used']}/{store['limit']}"
+    # The Problems panel drops over-budget once VS Code has reloaded the clean buffer from disk.
+    s.palette("View: Focus Problems")
+    wait_until(
+        lambda: (
+            (c := s.js("return await h.problemCounts()"))
+            and c["errors"] == 0  # type: ignore[index]
+            and not any("over-budget" in x for x in my_agent_rows(s))
+        ),
+        45,
+        "the over-budget error to leave the Problems panel after the consolidation",
+    )
+    # The open editor shows the file from disk: its code lens has the store's new figure.
+    s.js(
+        """await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+           await page.keyboard.press('Control+Home');"""
+    )
+    lens = wait_until(
+        lambda: [t for t in s.js(CODE_LENSES) if f"{store['used']:,} / {store['limit']:,}" in t],  # type: ignore[union-attr]
+        20,
+        f"the code lens to show {store['used']:,} / {store['limit']:,}",
+    )
+    assert "over budget" not in lens[0], lens
+    s.shot("problems-after-chat")
+    buffer = s.js("return await h.editorFullText()")
+    assert isinstance(buffer, str) and MERGED in buffer, "the open MEMORY.md was not reloaded"
+    assert not any(e in buffer for e in replaced[1:]), "the open MEMORY.md was not reloaded"
+    assert "over-budget" not in {f["code"] for f in lint_json(memory_file)}
+    # The Memory view shows the merged entry, not the three it replaced, and the new usage.
+    open_view(s, "myAgent.memory")
+    figure = f"{store['used']}/{store['limit']}"
+
+    def consolidated_view() -> list[str] | None:
+        rows = memory_view_rows(s) or []
+        joined = "\n".join(rows)
+        ok = (
+            MERGED[:40] in joined
+            and not any(e[:40] in joined for e in replaced[1:])
+            and any("MEMORY.md" in r and figure in r for r in rows)
+        )
+        return rows if ok else None
+
+    try:
+        wait_until(consolidated_view, 20, "the consolidated entry in the Memory view")
+    finally:
+        s.shot("memory-view-after-chat")
+    # Both requests of the turn carried the session's frozen prompt, from before the write.
     systems = [r["json"]["messages"][0] for r in requests]
     assert all(m["role"] == "system" for m in systems)
     assert systems[0]["content"] == systems[1]["content"], (

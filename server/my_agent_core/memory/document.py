@@ -127,9 +127,14 @@ class MemoryDocument:
         return self.text.startswith(BOM)
 
     @property
+    def stored_texts(self) -> list[str]:
+        """The entries the store keeps: file order, one copy of a repeated entry."""
+        return list(dict.fromkeys(self.entry_texts))
+
+    @property
     def used(self) -> int:
-        """Budget used by the entries as they would be stored."""
-        return budget_used(self.entry_texts)
+        """Budget used by the entries as they would be stored (a repeated entry counts once)."""
+        return budget_used(self.stored_texts)
 
     def is_canonical(self) -> bool:
         """True when the store would write exactly this text back (up to one final newline)."""

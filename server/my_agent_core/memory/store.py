@@ -466,12 +466,10 @@ class MemoryStore:
             self._errors[target] = str(exc)
             raise MemoryEditError(str(exc)) from None
         doc = parse(raw)
-        return raw, _dedup(doc.entry_texts), doc.is_canonical()
+        return raw, doc.stored_texts, doc.is_canonical()
 
     def _read_entries(self, target: str) -> list[str]:
-        return _dedup(
-            parse(self._read_text(self._resolved(target), self.files[target])).entry_texts
-        )
+        return parse(self._read_text(self._resolved(target), self.files[target])).stored_texts
 
     def _read_text(self, path: Path, name: str) -> str:
         """The decoded text of a memory file ("" when missing); `name` is what messages call it."""
@@ -645,10 +643,6 @@ def _file_mode(path: Path) -> int:
 def _signature(st: os.stat_result) -> tuple[int, ...]:
     """What identifies one version of a file: any rewrite changes it (ctime cannot be set back)."""
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _dedup(entries: list[str]) -> list[str]:
-    return list(dict.fromkeys(entries))
 
 
 def _preview(text: str) -> str:
