@@ -16,6 +16,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
@@ -42,6 +43,13 @@ def floor_write(path: Path, text: str) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def timed(timings: dict[str, list[float]], name: str, action: Callable[[], object]) -> None:
+    """Run `action` once and record its wall time under `name`."""
+    t0 = time.perf_counter()
+    action()
+    timings[name].append(time.perf_counter() - t0)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -77,31 +85,16 @@ def main() -> int:
             for name in ("floor", "add", "replace", "remove", "add*", "replace*", "remove*")
         }
         for n in range(args.rounds):
-            t0 = time.perf_counter()
-            floor_write(floor_path, text_after_add)
-            timings["floor"].append(time.perf_counter() - t0)
-
-            t0 = time.perf_counter()
-            store.add("memory", extra)
-            timings["add"].append(time.perf_counter() - t0)
-
-            t0 = time.perf_counter()
-            store.replace("memory", "short answers", extra + f" (v{n})")
-            timings["replace"].append(time.perf_counter() - t0)
-
-            t0 = time.perf_counter()
-            store.remove("memory", "short answers")
-            timings["remove"].append(time.perf_counter() - t0)
-
-            t0 = time.perf_counter()
-            bare.add("memory", extra)
-            timings["add*"].append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            bare.replace("memory", "short answers", extra + f" (v{n})")
-            timings["replace*"].append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            bare.remove("memory", "short answers")
-            timings["remove*"].append(time.perf_counter() - t0)
+            timed(timings, "floor", lambda: floor_write(floor_path, text_after_add))
+            newer = extra + f" (v{n})"
+            for suffix, s in (("", store), ("*", bare)):
+                timed(timings, "add" + suffix, lambda s=s: s.add("memory", extra))
+                timed(
+                    timings,
+                    "replace" + suffix,
+                    lambda s=s, new=newer: s.replace("memory", "short answers", new),
+                )
+                timed(timings, "remove" + suffix, lambda s=s: s.remove("memory", "short answers"))
 
         floor_median = statistics.median(timings["floor"])
         floor_p99 = pct(timings["floor"], 0.99)
