@@ -182,5 +182,10 @@ class Journal:
                 break
             kept.append(line)
         tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.tmp")
-        tmp.write_text("".join(reversed(kept)), encoding="utf-8")
-        os.replace(tmp, self.path)
+        try:
+            tmp.write_text("".join(reversed(kept)), encoding="utf-8")
+            os.replace(tmp, self.path)
+        finally:
+            tmp.unlink(
+                missing_ok=True
+            )  # a no-op once renamed; the store's load sweeps a killed one

@@ -572,7 +572,10 @@ class MemoryStore:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return
-            for name in self.files.values():
+            for name in (
+                *self.files.values(),
+                JOURNAL_NAME,
+            ):  # the journal trims via a temp file too
                 for stale in self.mem_dir.glob(f".{name}.*.tmp"):
                     stale.unlink(missing_ok=True)
         finally:
