@@ -102,6 +102,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     private sessionFolder: string | undefined;
     private pending: vscode.CancellationTokenSource | undefined;
     private readonly subs: vscode.Disposable[] = [];
+    private readonly sessionEmitter = new vscode.EventEmitter<string | undefined>();
+    /** Fires with the new session id (undefined when the session is lost) whenever the chat's session changes. */
+    readonly onDidChangeSession = this.sessionEmitter.event;
 
     constructor(
         private readonly extensionUri: vscode.Uri,
@@ -188,8 +191,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
 
     private dispatch(action: ChatAction): void {
+        const before = this.state.sessionId;
         this.state = reduce(this.state, action);
         this.post();
+        if (this.state.sessionId !== before) {
+            this.sessionEmitter.fire(this.state.sessionId);
+        }
     }
 
     private async onMessage(raw: unknown): Promise<void> {
@@ -355,6 +362,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     dispose(): void {
         this.pending?.cancel();
         this.subs.forEach((s) => s.dispose());
+        this.sessionEmitter.dispose();
     }
 }
 

@@ -49,6 +49,7 @@ export function activate(context: vscode.ExtensionContext): void {
             void memory.refresh();
         }),
         srv.onDidStop(() => memory.setClient(undefined)),
+        chat.onDidChangeSession((sessionId) => void memory.setSession(sessionId)),
 
         vscode.workspace.onDidChangeConfiguration((e) => {
             if (needsRestart(e)) {

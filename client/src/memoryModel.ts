@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { sameFolder } from './common/folders';
 import { getLog } from './common/log';
-import { MemoryChangedParams, MemoryStateResult, Methods, StoreState } from './protocol';
+import { ChatSnapshotResult, MemoryChangedParams, MemoryStateResult, Methods, StoreState } from './protocol';
 
 /**
  * The memory state of every workspace folder, as the server reports it. Filled by myAgent/memory/state and
@@ -39,10 +39,41 @@ export class MemoryModel implements vscode.Disposable {
     private readonly emitter = new vscode.EventEmitter<void>();
     readonly onDidChange = this.emitter.event;
     private client: LanguageClient | undefined;
+    private sessionId: string | undefined;
+    private snapshotResult: ChatSnapshotResult | undefined;
+
+    /** The frozen snapshot of the current chat session (the one the Chat view holds), if any. */
+    get snapshot(): ChatSnapshotResult | undefined {
+        return this.snapshotResult;
+    }
+
+    /** Follows the Chat view's session: fetches its frozen snapshot (myAgent/chat/snapshot), or forgets it. */
+    async setSession(sessionId: string | undefined): Promise<void> {
+        if (sessionId === this.sessionId) {
+            return;
+        }
+        this.sessionId = sessionId;
+        this.snapshotResult = undefined;
+        const client = this.client;
+        if (sessionId && client) {
+            try {
+                const r = await client.sendRequest<ChatSnapshotResult>(Methods.chatSnapshot, { sessionId });
+                if (this.sessionId !== sessionId) {
+                    return; // another session started meanwhile
+                }
+                this.snapshotResult = r;
+            } catch (e) {
+                getLog().warn(`chat/snapshot: ${e instanceof Error ? e.message : String(e)}`);
+            }
+        }
+        this.emitter.fire();
+    }
 
     setClient(client: LanguageClient | undefined): void {
         this.client = client;
         if (!client) {
+            this.sessionId = undefined;
+            this.snapshotResult = undefined;
             for (const f of this.folders.values()) {
                 f.loaded = false;
             }

@@ -1,9 +1,13 @@
 import * as vscode from 'vscode';
 import { budgetLevel, BudgetLevel, entryLabel, fileName, percent } from './common/budget';
 import { FolderMemory, MemoryModel } from './memoryModel';
-import { StoreState, Target } from './protocol';
+import { ChatSnapshotResult, StoreState, Target } from './protocol';
+import { folderMarks, StoreMarks } from './snapshotDiff';
 
-/** The Memory view: folder -> MEMORY.md / USER.md (usage, budget icon) -> entries. */
+/**
+ * The Memory view: folder -> MEMORY.md / USER.md (usage, budget icon) -> entries. For the folder of the current
+ * chat session, entries are marked against that session's frozen snapshot (snapshotDiff.ts).
+ */
 
 export const VIEW_ID = 'myAgent.memory';
 
@@ -16,6 +20,8 @@ export interface StoreNode {
     kind: 'store';
     folderUri: string;
     store: StoreState;
+    /** Live vs the current chat session's snapshot; absent when there is nothing to mark. */
+    marks?: StoreMarks;
 }
 
 export interface EntryNode {
@@ -26,6 +32,17 @@ export interface EntryNode {
     index: number;
     text: string;
     entries: readonly string[];
+    /** Live but not in the current chat session's snapshot: that chat does not see it. */
+    fresh?: boolean;
+}
+
+/** In the current chat session's snapshot but no longer live: that chat still sees it. */
+export interface RemovedNode {
+    kind: 'removed';
+    folderUri: string;
+    target: Target;
+    index: number;
+    text: string;
 }
 
 export interface MessageNode {
@@ -34,7 +51,7 @@ export interface MessageNode {
     error: boolean;
 }
 
-export type MemoryNode = FolderNode | StoreNode | EntryNode | MessageNode;
+export type MemoryNode = FolderNode | StoreNode | EntryNode | RemovedNode | MessageNode;
 
 const ICONS: Record<BudgetLevel, [string, string | undefined]> = {
     ok: ['notebook', undefined],
@@ -51,7 +68,8 @@ export function storeTreeItem(node: StoreNode, nearShare: number): vscode.TreeIt
     const s = node.store;
     const item = new vscode.TreeItem(
         fileName(s.target),
-        s.entries.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
+        s.entries.length + (node.marks?.removed.length ?? 0) > 0
+            ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
     );
     item.id = `${node.folderUri}|${s.target}`;
     item.resourceUri = vscode.Uri.file(s.path);
@@ -85,10 +103,21 @@ export function entryTreeItem(node: EntryNode): vscode.TreeItem {
     const item = new vscode.TreeItem(entryLabel(node.text) || vscode.l10n.t('(empty entry)'));
     item.id = `${node.folderUri}|${node.target}|${node.index}`;
     item.tooltip = node.text;
-    item.description = node.text.includes('\n') ? vscode.l10n.t('{0} lines', node.text.split('\n').length) : undefined;
+    const lines = node.text.includes('\n') ? vscode.l10n.t('{0} lines', node.text.split('\n').length) : undefined;
+    item.description = lines;
     item.contextValue = 'myAgent.entry';
     item.iconPath = new vscode.ThemeIcon('symbol-string');
     item.accessibilityInformation = { label: node.text.slice(0, 500) };
+    if (node.fresh) {
+        const mark = vscode.l10n.t('new · not in this chat');
+        item.description = lines ? `${lines} · ${mark}` : mark;
+        item.tooltip = `${node.text}\n\n${vscode.l10n.t(
+            'Added after the current chat started: that chat does not see it. The agent sees it after New Chat.',
+        )}`;
+        item.accessibilityInformation = { label: `${node.text.slice(0, 500)} (${mark})` };
+        // The icon carries the mark too: a narrow view clips the description after a long label.
+        item.iconPath = new vscode.ThemeIcon('diff-added', new vscode.ThemeColor('gitDecoration.addedResourceForeground'));
+    }
     item.command = {
         command: 'myAgent.memory.openEntry',
         title: vscode.l10n.t('Open at Entry'),
@@ -97,7 +126,22 @@ export function entryTreeItem(node: EntryNode): vscode.TreeItem {
     return item;
 }
 
-export function storeNodes(fm: FolderMemory): MemoryNode[] {
+/** An entry the current chat still sees although it is gone from the file: muted, no edit actions. */
+export function removedTreeItem(node: RemovedNode): vscode.TreeItem {
+    const item = new vscode.TreeItem(entryLabel(node.text) || vscode.l10n.t('(empty entry)'));
+    item.id = `${node.folderUri}|${node.target}|removed|${node.index}`;
+    const mark = vscode.l10n.t('removed · still in this chat');
+    item.description = mark;
+    item.tooltip = `${node.text}\n\n${vscode.l10n.t(
+        'Removed from the file, but the agent in the current chat still sees it until New Chat.',
+    )}`;
+    item.contextValue = 'myAgent.entry.removed';
+    item.iconPath = new vscode.ThemeIcon('history', new vscode.ThemeColor('disabledForeground'));
+    item.accessibilityInformation = { label: `${node.text.slice(0, 500)} (${mark})` };
+    return item;
+}
+
+export function storeNodes(fm: FolderMemory, snapshot?: ChatSnapshotResult): MemoryNode[] {
     if (fm.error) {
         return [{ kind: 'message', text: fm.error, error: true }];
     }
@@ -105,12 +149,13 @@ export function storeNodes(fm: FolderMemory): MemoryNode[] {
         return [{ kind: 'message', text: vscode.l10n.t('Waiting for the server…'), error: false }];
     }
     const folderUri = fm.folder.uri.toString();
-    return fm.stores.map((store) => ({ kind: 'store', folderUri, store }));
+    const marks = folderMarks(folderUri, fm.stores, snapshot);
+    return fm.stores.map((store) => ({ kind: 'store', folderUri, store, marks: marks.get(store.target) }));
 }
 
-export function entryNodes(node: StoreNode): EntryNode[] {
+export function entryNodes(node: StoreNode): (EntryNode | RemovedNode)[] {
     const s = node.store;
-    return s.entries.map((text, index) => ({
+    const live: (EntryNode | RemovedNode)[] = s.entries.map((text, index) => ({
         kind: 'entry',
         folderUri: node.folderUri,
         target: s.target,
@@ -118,7 +163,16 @@ export function entryNodes(node: StoreNode): EntryNode[] {
         index,
         text,
         entries: s.entries,
+        fresh: node.marks?.fresh[index] === true ? true : undefined,
     }));
+    const removed: RemovedNode[] = (node.marks?.removed ?? []).map((text, index) => ({
+        kind: 'removed',
+        folderUri: node.folderUri,
+        target: s.target,
+        index,
+        text,
+    }));
+    return [...live, ...removed];
 }
 
 export class MemoryTreeProvider implements vscode.TreeDataProvider<MemoryNode>, vscode.Disposable {
@@ -151,6 +205,8 @@ export class MemoryTreeProvider implements vscode.TreeDataProvider<MemoryNode>, 
                 return storeTreeItem(node, this.nearShare());
             case 'entry':
                 return entryTreeItem(node);
+            case 'removed':
+                return removedTreeItem(node);
             case 'message': {
                 const item = new vscode.TreeItem(node.text);
                 item.iconPath = new vscode.ThemeIcon(node.error ? 'error' : 'loading~spin');
@@ -164,13 +220,13 @@ export class MemoryTreeProvider implements vscode.TreeDataProvider<MemoryNode>, 
         if (!node) {
             const folders = this.model.list();
             if (folders.length === 1) {
-                return storeNodes(folders[0]);
+                return storeNodes(folders[0], this.model.snapshot);
             }
             return folders.map((fm) => ({ kind: 'folder', folder: fm.folder }));
         }
         if (node.kind === 'folder') {
             const fm = this.model.list().find((f) => f.folder.uri.toString() === node.folder.uri.toString());
-            return fm ? storeNodes(fm) : [];
+            return fm ? storeNodes(fm, this.model.snapshot) : [];
         }
         if (node.kind === 'store') {
             return entryNodes(node);

@@ -25,6 +25,7 @@ export const Methods = {
     chatSend: 'myAgent/chat/send',
     chatEvent: 'myAgent/chat/event',
     chatSystemPrompt: 'myAgent/chat/systemPrompt',
+    chatSnapshot: 'myAgent/chat/snapshot',
     chatEnd: 'myAgent/chat/end',
     chatSessions: 'myAgent/chat/sessions',
 } as const;
@@ -160,4 +161,12 @@ export interface SessionParams {
 
 export interface SystemPromptResult {
     text: string;
+}
+
+/** `myAgent/chat/snapshot`: the entries frozen into a session's system prompt (none when memory is off). */
+export interface ChatSnapshotResult {
+    sessionId: string;
+    folder: string;
+    memory: boolean;
+    stores: { target: Target; entries: string[] }[];
 }

@@ -514,16 +514,22 @@ def test_chat_consolidates_memory_in_one_call_with_frozen_snapshot(
     assert isinstance(buffer, str) and MERGED in buffer, "the open MEMORY.md was not reloaded"
     assert not any(e in buffer for e in replaced[1:]), "the open MEMORY.md was not reloaded"
     assert "over-budget" not in {f["code"] for f in lint_json(memory_file)}
-    # The Memory view shows the merged entry, not the three it replaced, and the new usage.
+    # The Memory view shows the merged entry, not the three it replaced, and the new usage. Against the
+    # current chat's frozen snapshot: the merged entry is "new · not in this chat", and the replaced ones
+    # are listed only as "removed · still in this chat" (that session still sees them).
     open_view(s, "myAgent.memory")
     figure = f"{store['used']}/{store['limit']}"
 
     def consolidated_view() -> list[str] | None:
         rows = memory_view_rows(s) or []
-        joined = "\n".join(rows)
+        live = "\n".join(r for r in rows if "removed · still in this chat" not in r)
         ok = (
-            MERGED[:40] in joined
-            and not any(e[:40] in joined for e in replaced[1:])
+            any(MERGED[:40] in r and "new · not in this chat" in r for r in rows)
+            and not any(e[:40] in live for e in replaced)
+            and all(
+                any(e[:40] in r and "removed · still in this chat" in r for r in rows)
+                for e in replaced
+            )
             and any("MEMORY.md" in r and figure in r for r in rows)
         )
         return rows if ok else None

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from my_agent_core.memory.paths import TARGETS
+
 from .params import (
     ENDPOINT_FAILED,
     INVALID_PARAMS,
@@ -66,6 +68,16 @@ class ChatSession:
 
     def describe(self) -> dict[str, Any]:
         return {"sessionId": self.id, "folder": self.folder.uri, "memory": self.memory}
+
+    def snapshot(self) -> dict[str, Any]:
+        """The entries frozen into this session's system prompt (`chat/snapshot`); none without memory."""
+        memory = self.memory and self.store is not None
+        stores = (
+            [{"target": t, "entries": self.store.snapshot_entries(t)} for t in TARGETS]
+            if memory
+            else []
+        )
+        return {**self.describe(), "memory": memory, "stores": stores}
 
 
 def _camel(key: str) -> str:
@@ -287,6 +299,12 @@ def register(ls: MyAgentServer) -> None:
         params = to_params(raw)
         session = ls.chat.get(req_str(params, "sessionId"))
         return {"text": session.agent.system_prompt}
+
+    @ls.feature("myAgent/chat/snapshot")
+    def chat_snapshot(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+        params = to_params(raw)
+        session = ls.chat.get(req_str(params, "sessionId"))
+        return session.snapshot()
 
     @ls.feature("myAgent/chat/end")
     def chat_end(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
