@@ -370,7 +370,7 @@ class MemoryStore:
             except _Unavailable as exc:
                 self._errors[target] = str(exc)
                 raise MemoryEditError(str(exc)) from None
-            raw, original, canonical = self._read_for_edit(target, path)
+            raw, original, canonical, mode = self._read_for_edit(target, path)
             before_used = budget_used(original)
             entries, changes, notes = mutate(list(original))
             after_used = budget_used(entries)
@@ -396,7 +396,7 @@ class MemoryStore:
                     except OSError as exc:  # a broken journal must not block the edit itself
                         self.journal_error = f"history not recorded: {exc}"
 
-                signature = self._atomic_write(path, text, before_sync=journal)
+                signature = self._atomic_write(path, text, mode, before_sync=journal)
                 self._disk_cache[target] = (signature, text, tuple(entries))
                 self.last_record = record
             self._entries[target] = entries
@@ -425,8 +425,10 @@ class MemoryStore:
         when the file was deleted or replaced, so every process always locks the same inode)."""
         lock_path = self.mem_dir / LOCK_NAME
         while True:
-            self._refuse_outside_link(lock_path)
             if self._lock_fd is None or self._lock_pid != os.getpid():
+                # An open lock is re-checked only when re-opened: swapping the file for a link unlinks
+                # the inode we hold (st_nlink 0 below), which brings us back here.
+                self._refuse_outside_link(lock_path)
                 self.mem_dir.mkdir(parents=True, exist_ok=True)
                 self._lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
                 self._lock_pid = os.getpid()
@@ -448,25 +450,27 @@ class MemoryStore:
         with contextlib.suppress(Exception):
             self.close()
 
-    def _read_for_edit(self, target: str, path: Path) -> tuple[str, list[str], bool]:
-        """The file's text, its deduplicated entries and whether it is canonical, read under the lock.
+    def _read_for_edit(self, target: str, path: Path) -> tuple[str, list[str], bool, int | None]:
+        """The file's text, its deduplicated entries, whether it is canonical and its permission bits
+        (None when missing), read under the lock.
 
-        A file whose identity (inode, size, mtime) is the one this store last wrote is not read again.
+        A file whose identity (inode, size, times) is the one this store last wrote is not read again.
         """
         try:
             try:
-                signature: tuple[int, ...] | None = _signature(os.stat(path))
+                st = os.stat(path)
             except FileNotFoundError:
-                signature = None
+                st = None
+            mode = st.st_mode & 0o7777 if st is not None else None
             cached = self._disk_cache.get(target)
-            if cached is not None and signature is not None and cached[0] == signature:
-                return cached[1], list(cached[2]), True
+            if cached is not None and st is not None and cached[0] == _signature(st):
+                return cached[1], list(cached[2]), True, mode
             raw = self._read_text(path, self.files[target])
         except _Unavailable as exc:
             self._errors[target] = str(exc)
             raise MemoryEditError(str(exc)) from None
         doc = parse(raw)
-        return raw, doc.stored_texts, doc.is_canonical()
+        return raw, doc.stored_texts, doc.is_canonical(), mode
 
     def _read_entries(self, target: str) -> list[str]:
         return parse(self._read_text(self._resolved(target), self.files[target])).stored_texts
@@ -527,16 +531,21 @@ class MemoryStore:
             old.unlink(missing_ok=True)
 
     def _atomic_write(
-        self, path: Path, text: str, before_sync: Callable[[], None] | None = None
+        self,
+        path: Path,
+        text: str,
+        mode: int | None,
+        before_sync: Callable[[], None] | None = None,
     ) -> tuple[int, ...]:
-        """Temp file in the same folder, fsync, rename over the target, fsync the folder.
+        """Temp file in the same folder (with `mode`, or 0o666 less the umask for a new file), fsync,
+        rename over the target, fsync the folder.
 
         `before_sync` runs just before the fsync (the journal append: one disk flush then carries both,
         and a crash can at worst leave a journal record of an edit that did not land, which undo
         reports as already gone). Returns the new file's identity signature (for the re-read cache)."""
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
-            os.fchmod(fd, _file_mode(path))
+            os.fchmod(fd, mode if mode is not None else 0o666 & ~_current_umask())
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text.encode("utf-8"))
                 handle.flush()
@@ -633,14 +642,6 @@ def _current_umask() -> int:
     except (OSError, ValueError, IndexError):
         pass
     return 0o022
-
-
-def _file_mode(path: Path) -> int:
-    """The permission bits a rewrite keeps: the file's own, or 0o666 less the umask for a new file."""
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        return 0o666 & ~_current_umask()
 
 
 def _signature(st: os.stat_result) -> tuple[int, ...]:
