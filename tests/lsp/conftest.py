@@ -19,7 +19,7 @@ import os
 import re
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from tests.support.fake_openai import FakeOpenAI  # noqa: E402  (needs the repo root on sys.path)
 
 SERVER_COMMAND = [sys.executable, "-m", "my_agent_core", "serve"]
 MEMORY_GLOB = "**/.my_agent_core/memory/*.md"
@@ -111,6 +113,28 @@ def _install_recorders(client: LanguageClient, apply_edit_ok: bool) -> None:
         original(msg_id, result, error)
 
     client.protocol._handle_response = handle_response  # type: ignore[method-assign]
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    """A local chat-completions server (one per test module)."""
+    with FakeOpenAI() as server:
+        yield server
+
+
+async def start_chat_server(
+    fake: FakeOpenAI, folders: list[Path], untrusted: Sequence[Path] = ()
+) -> LanguageClient:
+    """A server with a model configured against the fake endpoint; `untrusted` folders have memory off."""
+    return await start_server(
+        folders,
+        init_options={
+            "model": "fake-model",
+            "baseUrl": fake.base_url,
+            "untrustedFolders": [f.as_uri() for f in untrusted],
+        },
+        env={"OPENAI_API_KEY": "test-key"},
+    )
 
 
 async def start_server(

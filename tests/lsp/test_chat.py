@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from tests.lsp.conftest import (
     notifications,
     request,
     send_raw,
+    start_chat_server,
     start_server,
     stop_server,
     wait_until,
@@ -28,12 +29,6 @@ from tests.support.fake_openai import FakeOpenAI
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 EVENT = "myAgent/chat/event"
 CHANGED = "myAgent/memory/changed"
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
@@ -53,14 +48,8 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def client(fake: FakeOpenAI, roots: dict[str, Path]) -> AsyncIterator[Any]:
-    c = await start_server(
-        [roots["main"], roots["other"], roots["untrusted"]],
-        init_options={
-            "model": "fake-model",
-            "baseUrl": fake.base_url,
-            "untrustedFolders": [roots["untrusted"].as_uri()],
-        },
-        env={"OPENAI_API_KEY": "test-key"},
+    c = await start_chat_server(
+        fake, [roots["main"], roots["other"], roots["untrusted"]], [roots["untrusted"]]
     )
     yield c
     await stop_server(c)

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 from pygls.exceptions import JsonRpcException
-from tests.lsp.conftest import DELIM, make_folder, request, start_server, stop_server
+from tests.lsp.conftest import DELIM, make_folder, request, start_chat_server, stop_server
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
@@ -34,15 +28,7 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def client(fake: FakeOpenAI, roots: dict[str, Path]) -> AsyncIterator[Any]:
-    c = await start_server(
-        [roots["main"], roots["untrusted"]],
-        init_options={
-            "model": "fake-model",
-            "baseUrl": fake.base_url,
-            "untrustedFolders": [roots["untrusted"].as_uri()],
-        },
-        env={"OPENAI_API_KEY": "test-key"},
-    )
+    c = await start_chat_server(fake, [roots["main"], roots["untrusted"]], [roots["untrusted"]])
     yield c
     await stop_server(c)
 
