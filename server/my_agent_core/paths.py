@@ -1,0 +1,219 @@
+"""The one check for every file the server reads or writes: inside its folder, no link out, a regular
+file, a bounded size.
+
+Memory files, context files, the workspace tools and the archive all come from folders a cloned
+repository controls, so a path is data: it may climb out with `..`, point a symbolic link at the
+user's files, or name a FIFO or a device that hangs or floods a reader. Everything the server opens
+goes through these functions, so the rules are the same everywhere and the messages say what to do.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+from my_agent_core.memory.paths import MEMORY_SUBDIR
+
+__all__ = [
+    "FileTooLarge",
+    "PathRefused",
+    "check_memory_folder",
+    "is_inside",
+    "kind_of",
+    "read_regular",
+    "resolve_inside",
+]
+
+_READ_CHUNK = 1 << 16
+
+
+class PathRefused(ValueError):
+    """A path the server will not read or write; the message says why and what the caller can do."""
+
+
+class FileTooLarge(PathRefused):
+    """A regular file larger than the reader's bound (`size` and `limit` are bytes)."""
+
+    def __init__(self, message: str, size: int, limit: int) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
+
+
+def is_inside(root: Path | str, path: Path | str) -> bool:
+    """True when the REAL location of `path` is `root` or below it (both resolved, links followed)."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def resolve_inside(
+    root: Path | str, candidate: str | os.PathLike[str], *, what: str = "path"
+) -> Path:
+    """`candidate` (relative to `root`, or absolute) as a real path inside `root`.
+
+    Refused with a clear message: an empty path, a NUL byte, a path that climbs out with `..`, an
+    absolute path elsewhere, and a path whose symbolic links (in any component, the last one
+    included) lead out of `root`. A path that does not exist yet is resolved through its existing
+    parents, so a new file can be created only where its folder really is inside `root`.
+    """
+    raw = os.fspath(candidate)
+    if not isinstance(raw, str):
+        raise PathRefused(f"The {what} must be text.")
+    if not raw.strip():
+        raise PathRefused(
+            f"The {what} is empty: pass a path relative to the folder, e.g. src/main.py."
+        )
+    if "\x00" in raw:
+        raise PathRefused(f"The {what} contains a NUL character.")
+    real_root = Path(os.path.realpath(root))
+    if os.path.isabs(raw):
+        joined = Path(os.path.normpath(raw))
+    else:
+        parts = PurePosixPath(raw.replace(os.sep, "/")).parts
+        depth = 0
+        for part in parts:
+            depth = depth - 1 if part == ".." else depth + (part not in (".", ""))
+            if depth < 0:
+                raise PathRefused(
+                    f"The {what} {_shown(raw)} climbs out of the folder with `..`; only paths inside "
+                    f"{real_root} can be used."
+                )
+        joined = Path(root) / raw
+    real = Path(os.path.realpath(joined))
+    if not is_inside(real_root, real):
+        if os.path.isabs(raw) and not is_inside(real_root, os.path.normpath(raw)):
+            reason = "is an absolute path outside the folder"
+        else:
+            reason = f"leads out of the folder through a symbolic link (to {real})"
+        raise PathRefused(
+            f"The {what} {_shown(raw)} {reason}; only paths inside {real_root} can be used."
+        )
+    return real
+
+
+def check_memory_folder(mem_dir: Path | str) -> None:
+    """Refuse a memory folder laid out as `<folder>/.my_agent_core/memory` whose `.my_agent_core` or
+    `memory` is a symbolic link leading out of `<folder>` (a cloned repository could aim it at the
+    user's files). Other folders (an explicit `--dir`, a test's temp folder) are taken as given.
+    """
+    mem = Path(os.path.abspath(mem_dir))
+    if (mem.parent.name, mem.name) != MEMORY_SUBDIR:
+        return
+    workspace = mem.parent.parent
+    for link in (mem.parent, mem):
+        if link.is_symlink() and not is_inside(workspace, link):
+            raise PathRefused(
+                f"{link} is a symbolic link to {os.path.realpath(link)}, outside the workspace folder "
+                f"{workspace}; memory is not read or written through it (a cloned repository could aim "
+                "it at your files). Replace the link with a real folder."
+            )
+
+
+def kind_of(mode: int) -> str:
+    """A person's name for a file type (for messages)."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "not a regular file"
+
+
+def read_regular(
+    path: Path | str,
+    *,
+    max_bytes: int,
+    truncate: bool = False,
+    name: str | None = None,
+) -> bytes | None:
+    """The bytes of a regular file (None when it does not exist), never more than `max_bytes`.
+
+    Never blocks and never floods: a folder, FIFO, device or socket is refused before it is read
+    (a FIFO is opened non-blocking, so a writer that never comes cannot hang the reader), a link
+    loop is refused, and a file over `max_bytes` raises `FileTooLarge`, or with `truncate` gives
+    its first `max_bytes` bytes. `name` is what messages call the file (default: the path).
+    """
+    label = name or str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _refusal(label, exc) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise PathRefused(
+            f"{label} is {kind_of(st.st_mode)}, not a regular file; it is not read (move it away "
+            "or replace it with a plain file)."
+        )
+    if st.st_size > max_bytes and not truncate:
+        raise _too_large(label, st.st_size, max_bytes)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _refusal(label, exc) from None
+    try:
+        st = os.fstat(fd)  # the file we opened, not the one we looked at: they may differ
+        if not stat.S_ISREG(st.st_mode):
+            raise PathRefused(
+                f"{label} is {kind_of(st.st_mode)}, not a regular file; it is not read."
+            )
+        chunks: list[bytes] = []
+        left = max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(_READ_CHUNK, left))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        raise _refusal(label, exc) from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:  # it grew while we read it
+        if not truncate:
+            raise _too_large(label, len(data), max_bytes)
+        data = data[:max_bytes]
+    return data
+
+
+def _too_large(label: str, size: int, limit: int) -> FileTooLarge:
+    return FileTooLarge(
+        f"{label} is {_size(size)}, more than the {_size(limit)} this reader accepts; it is not read.",
+        size,
+        limit,
+    )
+
+
+def _refusal(label: str, exc: OSError) -> PathRefused:
+    if exc.errno == errno.ELOOP:
+        return PathRefused(f"{label} is a symbolic link loop; it is not read.")
+    if exc.errno == errno.EISDIR:
+        return PathRefused(f"{label} is a folder, not a file; it is not read.")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return PathRefused(f"{label} cannot be read: permission denied.")
+    return PathRefused(f"{label} cannot be read: {exc.strerror or exc}.")
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / (1024 * 1024):.1f} MiB"
+
+
+def _shown(raw: str) -> str:
+    return repr(raw if len(raw) <= 120 else raw[:117] + "...")

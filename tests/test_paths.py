@@ -1,0 +1,165 @@
+"""The one path check: inside the folder, no link out, regular files only, bounded reads."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from my_agent_core.paths import (
+    FileTooLarge,
+    PathRefused,
+    check_memory_folder,
+    is_inside,
+    read_regular,
+    resolve_inside,
+)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "main.py").write_text("print(1)\n")
+    return folder
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("top secret\n")
+    return secret
+
+
+def test_relative_and_absolute_paths_inside_are_resolved(root: Path) -> None:
+    real = Path(os.path.realpath(root))
+    assert resolve_inside(root, "src/main.py") == real / "src" / "main.py"
+    assert resolve_inside(root, "./src/../src/main.py") == real / "src" / "main.py"
+    assert resolve_inside(root, str(root / "src" / "main.py")) == real / "src" / "main.py"
+    assert resolve_inside(root, ".") == real
+    assert resolve_inside(root, "new/file.txt") == real / "new" / "file.txt"
+
+
+@pytest.mark.parametrize("bad", ["../x", "src/../../x", "..", "a/b/../../../etc/passwd"])
+def test_dot_dot_out_of_the_folder_is_refused(root: Path, bad: str) -> None:
+    with pytest.raises(PathRefused, match="climbs out"):
+        resolve_inside(root, bad)
+
+
+def test_absolute_path_elsewhere_is_refused(root: Path, outside: Path) -> None:
+    with pytest.raises(PathRefused, match="absolute path outside"):
+        resolve_inside(root, str(outside))
+
+
+def test_symlink_out_is_refused_in_any_component(root: Path, outside: Path) -> None:
+    (root / "leak.txt").symlink_to(outside)
+    (root / "up").symlink_to(outside.parent, target_is_directory=True)
+    for path in ("leak.txt", "up/secret.txt", "up/new-file.txt"):
+        with pytest.raises(PathRefused, match="symbolic link"):
+            resolve_inside(root, path)
+
+
+def test_symlink_inside_the_folder_is_followed(root: Path) -> None:
+    (root / "alias.py").symlink_to("src/main.py")
+    assert resolve_inside(root, "alias.py") == Path(os.path.realpath(root)) / "src" / "main.py"
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "a\x00b"])
+def test_empty_and_nul_paths_are_refused(root: Path, bad: str) -> None:
+    with pytest.raises(PathRefused):
+        resolve_inside(root, bad)
+
+
+def test_is_inside_follows_links(root: Path, outside: Path) -> None:
+    (root / "leak").symlink_to(outside)
+    assert is_inside(root, root / "src" / "main.py")
+    assert not is_inside(root, root / "leak")
+    assert not is_inside(root / "src", root)
+
+
+def test_memory_folder_linked_out_of_its_workspace_is_refused(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "memory").mkdir(parents=True)
+    (ws / ".my_agent_core").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(PathRefused, match="outside the workspace folder"):
+        check_memory_folder(ws / ".my_agent_core" / "memory")
+
+    ws2 = tmp_path / "ws2"
+    (ws2 / ".my_agent_core").mkdir(parents=True)
+    (ws2 / ".my_agent_core" / "memory").symlink_to(elsewhere / "memory", target_is_directory=True)
+    with pytest.raises(PathRefused, match="outside the workspace folder"):
+        check_memory_folder(ws2 / ".my_agent_core" / "memory")
+
+
+def test_memory_folder_linked_inside_its_workspace_and_custom_folders_pass(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "notes").mkdir(parents=True)
+    (ws / ".my_agent_core").mkdir()
+    (ws / ".my_agent_core" / "memory").symlink_to(ws / "notes", target_is_directory=True)
+    check_memory_folder(ws / ".my_agent_core" / "memory")
+    custom = tmp_path / "custom-link"
+    custom.symlink_to(tmp_path, target_is_directory=True)
+    check_memory_folder(custom)  # not the workspace layout: taken as given
+
+
+def test_read_regular_reads_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    assert read_regular(path, max_bytes=10) is None
+    path.write_bytes(b"0123456789")
+    assert read_regular(path, max_bytes=10) == b"0123456789"
+    with pytest.raises(FileTooLarge, match="more than the 5 bytes") as info:
+        read_regular(path, max_bytes=5, name="MEMORY.md")
+    assert info.value.size == 10
+    assert str(info.value).startswith("MEMORY.md is 10 bytes")
+    assert read_regular(path, max_bytes=4, truncate=True) == b"0123"
+
+
+def test_read_regular_refuses_a_fifo_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "MEMORY.md"
+    os.mkfifo(fifo)
+    outcome: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            read_regular(fifo, max_bytes=100)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=read, daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), "reading a FIFO blocked"
+    assert isinstance(outcome[0], PathRefused)
+    assert "FIFO" in str(outcome[0])
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+def test_read_regular_refuses_devices_and_links_to_them(tmp_path: Path, device: str) -> None:
+    with pytest.raises(PathRefused, match="character device"):
+        read_regular(device, max_bytes=100)
+    link = tmp_path / "MEMORY.md"
+    link.symlink_to(device)
+    with pytest.raises(PathRefused, match="character device"):
+        read_regular(link, max_bytes=100)
+
+
+def test_read_regular_refuses_folders_and_link_loops(tmp_path: Path) -> None:
+    with pytest.raises(PathRefused, match="a folder"):
+        read_regular(tmp_path, max_bytes=100)
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(PathRefused, match="loop"):
+        read_regular(loop, max_bytes=100)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_read_regular_unreadable_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_text("x")
+    path.chmod(0)
+    with pytest.raises(PathRefused, match="permission denied"):
+        read_regular(path, max_bytes=100)
