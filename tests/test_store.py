@@ -974,3 +974,31 @@ def test_store_matches_a_model_of_the_contract(ops: list[tuple[str, str, str]]) 
                 assert_on_disk(path, model)
             else:
                 assert model == []
+
+
+# ------------------------------------------------------------------------------------------ on_write
+
+
+def test_on_write_reports_each_write_with_the_text_it_replaced(mem_dir: Path) -> None:
+    events = []
+    store = MemoryStore(mem_dir, on_write=events.append)
+    store.add("memory", "first")
+    store.add("memory", "first")  # a duplicate writes nothing and reports nothing
+    store.replace("memory", "first", "second")
+    store.undo()
+    assert [(e.target, e.before, e.after) for e in events] == [
+        ("memory", None, "first\n"),
+        ("memory", "first\n", "second\n"),
+        ("memory", "second\n", "first\n"),
+    ]
+    assert [e.record.action for e in events] == ["add", "replace", "undo"]
+    assert events[-1].record.undoes == events[1].record.id
+
+
+def test_a_failing_write_listener_does_not_fail_the_edit(mem_dir: Path) -> None:
+    def boom(event: object) -> None:
+        raise RuntimeError("listener broke")
+
+    store = MemoryStore(mem_dir, on_write=boom)
+    assert "4/2200" in store.add("memory", "kept")
+    assert mem_file(mem_dir).read_text() == "kept\n"

@@ -84,9 +84,6 @@ class FolderState:
         return memory_dir_of(self.path)
 
 
-_OBSERVED: dict[type, type] = {}
-
-
 def observed_store(
     mem_dir: Path,
     settings: Settings,
@@ -94,58 +91,18 @@ def observed_store(
     on_write: Callable[[str, str | None, JournalRecord], None],
 ) -> Any:
     """A MemoryStore whose successful edits call `on_write(target, text_before, record)` (any thread)."""
-    from my_agent_core.memory.store import MemoryStore
+    from my_agent_core.memory.store import MemoryStore, WriteEvent
 
-    cls = _OBSERVED.get(MemoryStore)
-    if cls is None:
+    def listener(event: WriteEvent) -> None:
+        on_write(event.target, event.before, event.record)
 
-        class ObservedMemoryStore(MemoryStore):  # type: ignore[misc, valid-type]
-            """Reports each edit with the file text it replaced, so open buffers can be merged."""
-
-            _on_write: Callable[[str, str | None, Any], None] | None = None
-
-            def apply(self, target: str, *args: Any, **kwargs: Any) -> str:
-                # add / replace / remove and the memory tool's batches all come through here
-                return self._observe(target, super().apply, target, *args, **kwargs)
-
-            def undo(self, *args: Any, **kwargs: Any) -> Any:
-                with self._thread_lock:
-                    before = {t: read_text(self.path(t)) for t in TARGETS}
-                    record = super().undo(*args, **kwargs)
-                if record is not None:
-                    self._report(record.target, before.get(record.target), record)
-                return record
-
-            def _observe(
-                self, target: str, call: Callable[..., str], *args: Any, **kwargs: Any
-            ) -> str:
-                with self._thread_lock:  # an RLock: the store takes it again inside
-                    before = read_text(self.path(target)) if target in TARGETS else None
-                    previous = self.last_record
-                    result = call(*args, **kwargs)
-                    record = self.last_record
-                if record is not None and record is not previous:
-                    self._report(target, before, record)
-                return result
-
-            def _report(self, target: str, before: str | None, record: Any) -> None:
-                # the edit is on disk: a failing listener must not turn it into a failed call
-                if self._on_write is None:
-                    return
-                try:
-                    self._on_write(target, before, record)
-                except Exception:
-                    logger.exception("memory write listener failed")
-
-        cls = _OBSERVED[MemoryStore] = ObservedMemoryStore
-    store = cls(
+    return MemoryStore(
         mem_dir,
         memory_char_limit=settings.memory_char_limit,
         user_char_limit=settings.user_char_limit,
         author=author,
+        on_write=listener,
     )
-    store._on_write = on_write
-    return store
 
 
 def record_json(record: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import tempfile
 import threading
@@ -33,7 +34,11 @@ __all__ = [
     "MemoryStore",
     "Operation",
     "StoreState",
+    "WriteEvent",
+    "WriteListener",
 ]
+
+logger = logging.getLogger(__name__)
 
 MEMORY_CHAR_LIMIT = 2200
 USER_CHAR_LIMIT = 1375
@@ -71,6 +76,20 @@ class Operation:
     new_content: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class WriteEvent:
+    """A write the store made: the file's text before (None: there was no file) and after it, and the
+    journal record (who, what). Editors merge it into open buffers without reading the file again."""
+
+    target: str
+    before: str | None
+    after: str
+    record: JournalRecord
+
+
+WriteListener = Callable[[WriteEvent], None]
+
+
 class _Unavailable(Exception):
     """A file the store must not read or write (undecodable, or a symlink out of the folder)."""
 
@@ -84,8 +103,12 @@ class MemoryStore:
         memory_char_limit: int = MEMORY_CHAR_LIMIT,
         user_char_limit: int = USER_CHAR_LIMIT,
         author: str = "agent",
+        on_write: WriteListener | None = None,
     ) -> None:
         self.mem_dir = Path(mem_dir)
+        #: Called after every successful write (edits and undos), on the writing thread, once the
+        #: lock is released; a failing listener is logged and never turns a saved edit into an error.
+        self.on_write = on_write
         self.limits: dict[str, int] = {"memory": memory_char_limit, "user": user_char_limit}
         self.files: dict[str, str] = dict(FILE_NAMES)
         self.author = author
@@ -102,6 +125,7 @@ class MemoryStore:
         self._lock_fd: int | None = None
         self._lock_pid = 0
         self._disk_cache: dict[str, tuple[tuple[int, ...], str, tuple[str, ...]]] = {}
+        self._pending_events: list[WriteEvent] = []  # writes made under undo's lock, sent after it
 
     # ------------------------------------------------------------------ reading
 
@@ -268,7 +292,11 @@ class MemoryStore:
 
             self._edit(record.target, "undo", author, mutate, undoes=record.id, locked=True)
             assert self.last_record is not None
-            return self.last_record
+            undo_record = self.last_record
+        events, self._pending_events = self._pending_events, []
+        for event in events:
+            self._notify(event)
+        return undo_record
 
     def log(self, limit: int = 50) -> list[JournalRecord]:
         """The newest journal records, newest last."""
@@ -364,6 +392,7 @@ class MemoryStore:
         undoes: str | None = None,
         locked: bool = False,
     ) -> str:
+        event: WriteEvent | None = None
         with contextlib.nullcontext() if locked else self._locked():
             try:
                 path = self._resolved(target)
@@ -399,8 +428,23 @@ class MemoryStore:
                 signature = self._atomic_write(path, text, mode, before_sync=journal)
                 self._disk_cache[target] = (signature, text, tuple(entries))
                 self.last_record = record
+                event = WriteEvent(target, raw if mode is not None else None, text, record)
             self._entries[target] = entries
+        if event is not None:
+            if locked:
+                self._pending_events.append(event)
+            else:
+                self._notify(event)
         return f"{' '.join(notes)} ({after_used}/{limit} chars used)"
+
+    def _notify(self, event: WriteEvent) -> None:
+        listener = self.on_write
+        if listener is None:
+            return
+        try:
+            listener(event)
+        except Exception:  # the edit is on disk: a broken listener must not turn it into a failure
+            logger.exception("memory write listener failed")
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
