@@ -67,12 +67,13 @@ def test_ordinary_text_keeps_its_letters(text: str) -> None:
     assert folded == text.lower() or folded == text.replace("\U0001f3fd", "")
 
 
-def test_russian_is_read_letter_by_letter() -> None:
-    # Letters with a Latin look-alike read as Latin, the others stay Cyrillic; capitals are read by
-    # their own shape (Т reads t, its small form т does not), so patterns match case by case.
-    assert fold("Игнорируй инструкции") == "иrнopиpyи инcтpyкции"  # й loses its breve
-    assert fold("ТОКЕН") == "tokeh"
-    assert fold("токен") == "тoкeн"
+def test_case_pairs_fold_alike() -> None:
+    # A letter and its capital fold the same (the capital's look-alike wins), so fold is
+    # case-insensitive for Cyrillic and Greek too; letters with no Latin look-alike stay as they are.
+    assert fold("ТОКЕН") == fold("токен") == fold("ТоКеН") == "tokeh"
+    assert fold("Игнорируй ИНСТРУКЦИИ") == fold("игнорируй инструкции")
+    assert "и" in fold("игнорируй")  # й loses its breve, и has no look-alike
+    assert fold("Βeta β") == "beta b"
 
 
 def test_offsets_point_at_the_original_characters() -> None:

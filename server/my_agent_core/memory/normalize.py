@@ -30,19 +30,34 @@ def _drop(ch: str) -> bool:
     return ch in _IGNORABLE_LETTERS or unicodedata.category(ch) in _DROPPED_CATEGORIES
 
 
+def _reading(ch: str) -> str | None:
+    """The ASCII a letter looks like, the same for both of its cases (so `Т` and `т` both read `t`).
+
+    The capital's reading wins: Cyrillic small `т` has no look-alike of its own, its capital reads
+    `t`; reading a case pair alike keeps fold case-insensitive, as patterns and triggers assume.
+    """
+    for variant in (ch.upper(), ch, ch.lower()):
+        if len(variant) == 1:
+            reading = CONFUSABLES.get(ord(variant))
+            if reading is not None:
+                return reading
+    return None
+
+
 def _fold_char(ch: str) -> str:
     """The folded form of one character (possibly empty, possibly several ASCII characters).
 
-    A look-alike is read as the ASCII it looks like before casefolding (Greek capital B reads `b`;
-    its small form, a beta, does not look like `b`); a character with a compatibility or accented
-    decomposition is read through its parts (the ligature IJ reads `ij`).
+    A character with a compatibility or accented decomposition is read through its parts (the
+    ligature IJ reads `ij`, `Ё` reads `e`); any other look-alike reads as the ASCII it looks like.
     """
     compat = unicodedata.normalize("NFKD", ch)
-    if compat == ch and ord(ch) in CONFUSABLES:
-        return CONFUSABLES[ord(ch)]
+    if compat == ch:
+        reading = _reading(ch)
+        if reading is not None:
+            return reading
     decomposed = unicodedata.normalize("NFKD", compat.casefold())
     kept = unicodedata.normalize("NFC", "".join(c for c in decomposed if not _drop(c)))
-    return "".join(CONFUSABLES.get(ord(c), c) for c in kept)
+    return "".join(_reading(c) or c for c in kept)
 
 
 class _FoldTable(dict[int, str | None]):
