@@ -166,7 +166,13 @@ _ROLE_TAGS = frozenset(
         "endofturn",
         "imstart",
         "imend",
+        "imsep",
         "endoftext",
+        "beginoftext",
+        "eotid",
+        "eomid",
+        "startheaderid",
+        "endheaderid",
         "s",
         "bos",
         "eos",
@@ -175,7 +181,8 @@ _ROLE_TAGS = frozenset(
 # Short names that are common in prose or code (`x < s`): a tag only written tightly, `<s>` / `</s>`.
 _TIGHT_TAGS = frozenset({"s", "ai", "bos", "eos"})
 # Bracketed markers: roles (`[SYSTEM]`, `[INST]`, `[TOOL_CALLS]`) and our own notes (`[BLOCKED: ...]`).
-_BRACKET_NAMES = frozenset(
+_OUR_NOTES = frozenset({"blocked", "unavailable", "cut", "notshown", "omitted", "truncated"})
+_BRACKET_ROLES = frozenset(
     {
         "system",
         "systemprompt",
@@ -192,26 +199,20 @@ _BRACKET_NAMES = frozenset(
         "toolcalls",
         "toolresults",
         "availabletools",
-        "blocked",
-        "unavailable",
-        "cut",
-        "notshown",
-        "omitted",
-        "truncated",
     }
 )
 _SQUASH = re.compile(r"[\s_\-.:]+")
 
 _TAG = re.compile(r"<[\s/\\!?<]*([a-z_][a-z0-9_\-.:]*)((?:[\s_\-.:]+[a-z0-9]+){0,12})")
-_TEMPLATE = re.compile(r"<\s*\|\s*[a-z_/]")
+_TEMPLATE = re.compile(r"<\|[a-z_/]|<\s*\|\s*[a-z_/][^|<>\n]{0,40}\|\s*>")
 _BRACKET = re.compile(r"\[[\s/\\]*([a-z_][a-z0-9_]*)(?:\s+([a-z]+))?\s*(\]|:)")
 
 _INDENT = re.compile(r"[\s\u2800]*")
 _DECORATION = re.compile(r"[\s#>*_\-+=~|`\"'(\[{•·.\u2800]*")
 _ROLE_LINE = re.compile(
     r"(?:(?:new|updated|real|actual|hidden|secret|true|important|official|additional|override)\s+)?"
-    r"(?:system|sys|user|assistant|human|developer|ai|inst)"
-    r"(?:[\s_\-]*(?:prompt|message|msg|note|notice|instructions?|override|update|turn|says?))?"
+    r"(?:system|sys|user|assistant|human|developer|ai|inst|系统|助手)"
+    r"(?:[\s_\-]*(?:prompt|message|msg|note|notice|instructions?|override|update|turn|says?|提示词?|消息|指令))?"
     r"\s*(?::|>|\](?!\()|\||-+>|=>|$)"
 )
 _NEW_RULES_LINE = re.compile(
@@ -222,10 +223,10 @@ _WEAK_ROLE_LINE = re.compile(
     r"result|observation|thought|action)\s*(?::|$)"
 )
 _DOC_NAME = re.compile(
-    r"(?:\.github/)?(?:memory|user|agents|claude|gemini|copilot-instructions)\.md\b|recalled\s+item"
+    r"(?:\.github/)?(?:memory|user|agents|claude|gemini|copilot-instructions)\.md|recalled\s+item"
 )
 _FIGURE = re.compile(
-    r"\d[\d,]*\s*/\s*\d[\d,]*\s*chars?\b|·\s*(?:first\s+)?\d[\d,]*\s*(?:of\s+\d[\d,]*\s*)?chars?\b"
+    r"\d[\d,]*\s*/\s*\d[\d,]*\s*char|·\s*(?:first\s+)?\d[\d,]*\s*(?:of\s+\d[\d,]*\s*)?char"
 )
 _SECTION_ONLY = re.compile(r"[§\s]+")
 
@@ -240,25 +241,48 @@ def _is_tight(folded: str, m: re.Match[str]) -> bool:
     return opening.strip("</") == "" and folded.startswith(">", m.end(1))
 
 
+def _in_code(folded: str, m: re.Match[str]) -> bool:
+    """`List<User>`, `config[user]`: a generic or a subscript in code (the name right after an
+    identifier and its bracket), not a tag or a marker; `x</system>` is still a closing tag."""
+    at = m.start()
+    tight = m.start(1) == at + 1
+    before = folded[at - 1] if at > 0 else ""
+    return tight and before.isascii() and (before.isalnum() or before == "_")
+
+
+def _is_our_tag(m: re.Match[str]) -> bool:
+    """A tag named like one of ours, also behind a namespace-like prefix (`<x:memory_context>`)."""
+    run = _squash(m.group(1)) + _squash(m.group(2))
+    parts = [_squash(part) for part in m.group(1).split(":")]
+    return run.startswith(_OWN_TAG_STEMS) or any(p.startswith(_OWN_TAG_STEMS) for p in parts)
+
+
+def _is_role_tag(folded: str, m: re.Match[str]) -> bool:
+    """A role or template tag (`<system>`, `<system:x>`); `<Context.Provider>` and `List<User>` are
+    code, and `x < s` is a comparison."""
+    first = _squash(m.group(1).split(":")[0])
+    if first not in _ROLE_TAGS or _in_code(folded, m):
+        return False
+    return first not in _TIGHT_TAGS or _is_tight(folded, m)
+
+
 def _inline_spans(folded: str) -> Iterator[tuple[int, int]]:
     """Folded spans of tokens that read as our tags, chat-template tokens or bracketed role markers."""
     if "<" in folded:
         for m in _TAG.finditer(folded):
-            first = _squash(m.group(1))
-            run = first + _squash(m.group(2))
-            if first in _TIGHT_TAGS and not _is_tight(folded, m):
-                continue
-            if first in _ROLE_TAGS or run.startswith(_OWN_TAG_STEMS):
+            if _is_our_tag(m) or _is_role_tag(folded, m):
                 yield m.start(), m.end()
         for m in _TEMPLATE.finditer(folded):
             yield m.start(), m.end()
     if "[" in folded:
         for m in _BRACKET.finditer(folded):
-            first = _squash(m.group(1))
-            second = m.group(2) or ""
-            if m.group(3) == "]" and folded.startswith("(", m.end()):
+            name = _squash(m.group(1))
+            names = (name, name + (m.group(2) or ""))
+            if any(n in _OUR_NOTES for n in names):
+                yield m.start(), m.end()
+            elif m.group(3) == "]" and folded.startswith("(", m.end()):
                 continue  # a Markdown link's text: [System](docs/system.md)
-            if first in _BRACKET_NAMES or first + second in _BRACKET_NAMES:
+            elif any(n in _BRACKET_ROLES for n in names) and not _in_code(folded, m):
                 yield m.start(), m.end()
 
 
@@ -341,11 +365,52 @@ def _neutralize_line(line: str) -> str:
     return body + end
 
 
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def _close_fences(lines: list[str]) -> None:
+    """Escape the opening line of a code fence that the text never closes: left open, it would turn
+    everything after the text (the next section, the closing tag) into code for the reader."""
+    opened: tuple[int, str] | None = None
+    for number, line in enumerate(lines):
+        m = _FENCE.match(line)
+        if m is None:
+            continue
+        fence = m.group(1)
+        if opened is None:
+            opened = (number, fence)
+        elif (
+            fence[0] == opened[1][0]
+            and len(fence) >= len(opened[1])
+            and not line[m.end() :].strip()
+        ):
+            opened = None
+    if opened is not None:
+        number, _ = opened
+        at = len(lines[number]) - len(lines[number].lstrip(" "))
+        lines[number] = lines[number][:at] + ESCAPE_MARK + lines[number][at:]
+
+
+def _close_comments(text: str) -> str:
+    """Escape each `<!--` that no `-->` follows (an open comment would hide what comes after)."""
+    end = text.rfind("-->")
+    at = text.find("<!--", end + 1 if end >= 0 else 0)
+    if at < 0:
+        return text
+    head, tail = text[:at], text[at:]
+    return head + tail.replace("<!--", "&lt;!--")
+
+
 def neutralize(text: str) -> str:
-    """`text` with every line that could be read as prompt structure escaped (see the module doc).
+    """`text` with every line that could be read as prompt structure escaped (see the module doc),
+    and no code fence or HTML comment left open at its end.
 
     Line breaks are every break a reader may honour (`\\r`, U+2028 ...), and are kept as they are."""
-    return "".join(_neutralize_line(line) for line in text.splitlines(keepends=True))
+    lines = [_neutralize_line(line) for line in text.splitlines(keepends=True)]
+    if "```" in text or "~~~" in text:
+        _close_fences(lines)
+    out = "".join(lines)
+    return _close_comments(out) if "<!--" in out else out
 
 
 # ------------------------------------------------------------------------------------ bounding

@@ -190,7 +190,7 @@ def _is_joining_script(ch: str) -> bool:
 def _joiner_is_legitimate(text: str, i: int) -> bool:
     prev = text[i - 1] if i > 0 else ""
     nxt = text[i + 1] if i + 1 < len(text) else ""
-    if _is_joining_script(prev) or (nxt and _is_joining_script(nxt)):
+    if (prev and _is_joining_script(prev)) or (nxt and _is_joining_script(nxt)):
         return True  # e.g. Persian ZWNJ, Malayalam chillu (virama + ZWJ) at a word's end
     if not prev or not nxt:
         return False
