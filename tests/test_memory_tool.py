@@ -130,6 +130,93 @@ def test_new_content_wins_over_content(tool: Tool, store: MemoryStore) -> None:
     assert store.entries("user") == ["b"]
 
 
+def test_replace_accepts_new_text(tool: Tool, store: MemoryStore) -> None:
+    """Models often send `new_text` (the name edit tools use); it is a synonym of `new_content`."""
+    tool.execute({"target": "user", "action": "add", "content": "prefers tabs"})
+    result = tool.execute(
+        {"target": "user", "action": "replace", "old_text": "tabs", "new_text": "prefers spaces"}
+    )
+    assert result.ok, result.error
+    assert store.entries("user") == ["prefers spaces"]
+    result = tool.execute(
+        {
+            "target": "user",
+            "action": "remove",
+            "operations": [
+                {"action": "replace", "old_text": "spaces", "new_text": "prefers 2 spaces"},
+                {"action": "add", "content": "likes short answers"},
+            ],
+        }
+    )
+    assert result.ok, result.error
+    assert store.entries("user") == ["prefers 2 spaces", "likes short answers"]
+    assert (
+        "new_text"
+        in tool.schema["function"]["parameters"]["properties"]["new_content"]["description"]
+    )
+
+
+def test_new_content_wins_over_new_text_which_wins_over_content(
+    tool: Tool, store: MemoryStore
+) -> None:
+    tool.execute({"target": "user", "action": "add", "content": "a"})
+    tool.execute(
+        {
+            "target": "user",
+            "action": "replace",
+            "old_text": "a",
+            "new_content": "b",
+            "new_text": "c",
+        }
+    )
+    assert store.entries("user") == ["b"]
+    tool.execute(
+        {"target": "user", "action": "replace", "old_text": "b", "new_text": "d", "content": "e"}
+    )
+    assert store.entries("user") == ["d"]
+    result = tool.execute(
+        {"target": "user", "action": "replace", "old_text": "d", "new_text": "  ", "content": "f"}
+    )
+    assert result.ok and store.entries("user") == ["f"]
+
+
+def test_a_non_string_new_text_is_refused(tool: Tool, store: MemoryStore) -> None:
+    tool.execute({"target": "user", "action": "add", "content": "a"})
+    result = tool.execute({"target": "user", "action": "replace", "old_text": "a", "new_text": 5})
+    assert not result.ok and "`new_text`" in result.error and "string" in result.error
+    assert store.entries("user") == ["a"]
+
+
+def test_errors_quote_model_input_only_in_part(tool: Tool, store: MemoryStore) -> None:
+    tool.execute({"target": "memory", "action": "add", "content": "fact"})
+    huge = "q" * 1_000_000
+    result = tool.execute({"target": "memory", "action": "remove", "old_text": huge})
+    assert not result.ok and len(result.error) < 2000
+    assert "[CUT: old_text has 1,000,000 chars" in result.error
+    result = tool.execute({"target": "memory", "action": "add", "operations": [{"action": huge}]})
+    assert not result.ok and len(result.error) < 500 and "[CUT: action has" in result.error
+    many = [{"action": "add", "content": "fact"} for _ in range(5000)]
+    result = tool.execute({"target": "memory", "action": "add", "operations": many})
+    assert result.ok and len(result.content) < 2000
+
+
+def test_a_batch_never_empties_a_file(tool: Tool, store: MemoryStore) -> None:
+    for text in ("one", "two"):
+        tool.execute({"target": "memory", "action": "add", "content": text})
+    result = tool.execute(
+        {
+            "target": "memory",
+            "action": "remove",
+            "operations": [
+                {"action": "remove", "old_text": "one"},
+                {"action": "remove", "old_text": "two"},
+            ],
+        }
+    )
+    assert not result.ok and "every entry" in result.error
+    assert store.entries("memory") == ["one", "two"]
+
+
 def test_unknown_keys_are_ignored(tool: Tool, store: MemoryStore) -> None:
     result = tool.execute(
         {
