@@ -208,27 +208,34 @@ _TEMPLATE = re.compile(r"<\|[a-z_/]|<\s*\|\s*[a-z_/][^|<>\n]{0,40}\|\s*>")
 _BRACKET = re.compile(r"\[[\s/\\]*([a-z_][a-z0-9_]*)(?:\s+([a-z]+))?\s*(\]|:)")
 
 _INDENT = re.compile(r"[\s\u2800]*")
-_DECORATION = re.compile(r"[\s#>*_\-+=~|`\"'(\[{•·.\u2800]*")
-_ROLE_LINE = re.compile(
+# Decoration a structural line may hide behind: quote marks, emphasis, list bullets, headings.
+_DECO = r"[\s#>*_\-+=~|`\"'(\[{•·.\u2800]*"
+_ROLE = (
     r"(?:(?:new|updated|real|actual|hidden|secret|true|important|official|additional|override)\s+)?"
     r"(?:system|sys|user|assistant|human|developer|ai|inst|系统|助手)"
-    r"(?:[\s_\-]*(?:prompt|message|msg|note|notice|instructions?|override|update|turn|says?|提示词?|消息|指令))?"
+    r"(?:[\s_\-]*(?:prompt|message|msg|note|notice|instructions?|override|update|turn|says?|"
+    r"提示词?|消息|指令))?"
     r"\s*(?::|>|\](?!\()|\||-+>|=>|$)"
 )
-_NEW_RULES_LINE = re.compile(
-    r"(?:new|updated|real|actual|hidden|secret)\s+(?:instructions?|rules|task|prompt|orders)\s*(?::|$)"
-)
-_WEAK_ROLE_LINE = re.compile(
+_NEW_RULES = r"(?:new|updated|real|actual|hidden|secret)\s+(?:instructions?|rules|task|prompt|orders)\s*(?::|$)"
+# Words that open a turn only in a heading, bold or brackets (`### Response:`, `**Observation:**`).
+_WEAK_ROLE = (
     r"(?:instructions?|response|input|output|context|prompt|model|tool|function|answer|question|"
     r"result|observation|thought|action)\s*(?::|$)"
 )
-_DOC_NAME = re.compile(
-    r"(?:\.github/)?(?:memory|user|agents|claude|gemini|copilot-instructions)\.md|recalled\s+item"
+_DOC_NAME = r"(?:(?:\.github/)?(?:memory|user|agents|claude|gemini|copilot-instructions)\.md|recalled\s+item)"
+# One match per line decides it (after indentation and escapes): a `§` or `(empty)` line, a role turn,
+# a marked weak role, a heading that names one of our documents.
+_STRUCTURE_START = re.compile(
+    r"[§\s]+$|\(empty\)\s*$"
+    rf"|{_DECO}(?:{_ROLE}|{_NEW_RULES})"
+    rf"|{_DECO}[#*\[]{_DECO}{_WEAK_ROLE}"
+    rf"|{_DECO}#{_DECO}{_DOC_NAME}"
 )
+# Our header's figures (`12/2200 chars`, `· 1,234 chars`), anywhere in a line.
 _FIGURE = re.compile(
     r"\d[\d,]*\s*/\s*\d[\d,]*\s*char|·\s*(?:first\s+)?\d[\d,]*\s*(?:of\s+\d[\d,]*\s*)?char"
 )
-_SECTION_ONLY = re.compile(r"[§\s]+")
 
 
 def _squash(name: str) -> str:
@@ -299,18 +306,7 @@ def _opens_like_structure(folded: str, *, through_escapes: bool) -> bool:
         core = core.lstrip(ESCAPE_MARK)
     if not core:
         return False
-    if _SECTION_ONLY.fullmatch(core) or core.rstrip() == "(empty)":
-        return True
-    deco = _DECORATION.match(core).group()  # type: ignore[union-attr]
-    body = core[len(deco) :]
-    if _ROLE_LINE.match(body) or _NEW_RULES_LINE.match(body):
-        return True
-    heading = "#" in deco
-    if (heading or "*" in deco or "[" in deco) and _WEAK_ROLE_LINE.match(body):
-        return True
-    if heading and _DOC_NAME.match(body):
-        return True
-    return _FIGURE.search(core) is not None
+    return _STRUCTURE_START.match(core) is not None or _FIGURE.search(core) is not None
 
 
 def _fold_line(line: str) -> tuple[str, list[int]]:
@@ -334,11 +330,6 @@ def _char_ref(ch: str) -> str:
     return {"<": "&lt;", "[": "&#91;"}.get(ch) or f"&#x{ord(ch):X};"
 
 
-def _may_need_folding(line: str) -> bool:
-    """Cheap pre-check: an ASCII line without `<`, `[` or a structural start cannot be flagged."""
-    return not line.isascii() or "<" in line or "[" in line
-
-
 def _escape_inline(line: str) -> str:
     """Escape the opening characters of every flagged token, until none is left (each pass removes at
     least one `<`/`[` and adds none, so this ends)."""
@@ -356,8 +347,15 @@ def _escape_inline(line: str) -> str:
 def _neutralize_line(line: str) -> str:
     body = line.rstrip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
     end = line[len(body) :]
-    if _may_need_folding(body):
-        body = _escape_inline(body)
+    if body.isascii():  # the common case: the fold is `lower()` and offsets are the identity
+        if "<" in body or "[" in body:
+            body = _escape_inline(body)
+        folded = body.lower()
+        if _opens_like_structure(folded, through_escapes=True):
+            at = _INDENT.match(folded).end()  # type: ignore[union-attr]
+            body = body[:at] + ESCAPE_MARK + body[at:]
+        return body + end
+    body = _escape_inline(body)
     folded, offsets = _fold_line(body)
     if _opens_like_structure(folded, through_escapes=True):
         at = offsets[_INDENT.match(folded).end()]  # type: ignore[union-attr]
