@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from my_agent_core.memory.document import budget_used
-from my_agent_core.memory.normalize import fold, fold_map
+from my_agent_core.memory.normalize import fold_map
 from my_agent_core.memory.safety import SafetyIssue, describe, scan
 
 __all__ = [
@@ -43,7 +43,6 @@ __all__ = [
     "blocked_line",
     "bounded_notes",
     "cut",
-    "fold",
     "looks_like_structure",
     "neutralize",
     "preview",
@@ -515,11 +514,15 @@ def render_memory_section(section: MemorySection) -> str:
     body = "\n§\n".join(rendered)
     rest = section.entries[len(rendered) :]
     if rest:
+        why = (
+            f"the file is far over its budget ({used:,}/{section.limit:,} chars)"
+            if used > cap
+            else "the notes that stand for its withheld entries fill the room it has here"
+        )
         note = (
             f"[NOT SHOWN: {len(rest):,} more entries ({budget_used(list(rest)):,} chars) of "
-            f"{section.name}: the file is far over its budget ({used:,}/{section.limit:,} chars), so "
-            f"only its first {len(rendered):,} entries are in this prompt. The user can trim "
-            f"{section.name} in the editor.]"
+            f"{section.name}: {why}, so only its first {len(rendered):,} entries are in this "
+            f"prompt. The user can trim {section.name} in the editor.]"
         )
         body = f"{body}\n{note}" if body else note
     return f"{header}\n{body}"
