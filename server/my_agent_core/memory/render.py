@@ -292,13 +292,18 @@ def _inline_spans(folded: str) -> Iterator[tuple[int, int]]:
                 yield m.start(), m.end()
 
 
+def _indent_end(folded: str) -> int:
+    m = _INDENT.match(folded)  # `*`: it always matches, maybe empty
+    return m.end() if m else 0
+
+
 def _opens_like_structure(folded: str, *, through_escapes: bool) -> bool:
     """True when a (folded) line starts like a role turn, one of our headers or notes, or a `§` line.
 
     A line that starts with a backslash is escaped text, never structure; with `through_escapes`
     (deciding what to escape) its backslashes are looked through, so a line escaped by hand gets one
     more and a reader can always remove exactly one."""
-    core = folded[_INDENT.match(folded).end() :]  # type: ignore[union-attr]
+    core = folded[_indent_end(folded) :]
     if core.startswith(ESCAPE_MARK):
         if not through_escapes:
             return False
@@ -351,13 +356,13 @@ def _neutralize_line(line: str) -> str:
             body = _escape_inline(body)
         folded = body.lower()
         if _opens_like_structure(folded, through_escapes=True):
-            at = _INDENT.match(folded).end()  # type: ignore[union-attr]
+            at = _indent_end(folded)
             body = body[:at] + ESCAPE_MARK + body[at:]
         return body + end
     body = _escape_inline(body)
     folded, offsets = _fold_line(body)
     if _opens_like_structure(folded, through_escapes=True):
-        at = offsets[_INDENT.match(folded).end()]  # type: ignore[union-attr]
+        at = offsets[_indent_end(folded)]
         body = body[:at] + ESCAPE_MARK + body[at:]
     return body + end
 
