@@ -510,12 +510,14 @@ def render_memory_section(section: MemorySection) -> str:
     rendered: list[str] = []
     size = 0
     for number, entry in enumerate(section.entries, start=1):
+        separator = 3 if rendered else 0
+        if size + separator + len(entry) > cap:  # cheap; a safe entry only grows when rendered
+            break
         text = render_entry(entry, number, section.name)
-        cost = len(text) + (3 if rendered else 0)
-        if size + cost > cap:
+        if size + separator + len(text) > cap:
             break
         rendered.append(text)
-        size += cost
+        size += separator + len(text)
     body = "\n§\n".join(rendered)
     rest = section.entries[len(rendered) :]
     if rest:
