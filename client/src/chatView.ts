@@ -1,6 +1,4 @@
-import * as crypto from 'crypto';
 import * as vscode from 'vscode';
-import { ResponseError } from 'vscode-languageclient/node';
 import { ChatAction, ChatState, initialState, isBusy, reduce } from './chatModel';
 import { activeFolder, folderForUri } from './common/folders';
 import { getLog, showErrorWithOutput } from './common/log';
@@ -10,91 +8,18 @@ import {
     ChatEvent,
     ChatSendResult,
     ChatStartResult,
-    ErrorCodes,
     MemoryEditResult,
     MemoryLogResult,
     Methods,
 } from './protocol';
-import { UiStrings } from './webview/render';
+import { chatHtml } from './chat/html';
+import { uiStrings } from './chat/strings';
+import { errorMessage, isCancelled } from './common/errors';
+import { parseWebviewMessage } from './webview/messages';
 
 /** The Chat view (a WebviewView): session lifecycle, streaming, Stop, Undo; the webview only renders. */
 
 export const CHAT_VIEW_ID = 'myAgent.chat';
-
-export function uiStrings(): UiStrings {
-    const t = vscode.l10n.t;
-    return {
-        newChat: t('New chat'),
-        newChatAria: t('Start a new chat with a fresh memory snapshot'),
-        send: t('Send'),
-        sendAria: t('Send message (Enter)'),
-        stop: t('Stop'),
-        stopAria: t('Stop the running reply'),
-        inputPlaceholder: t('Ask the agent… (Enter to send, Shift+Enter for a new line)'),
-        inputAria: t('Message to the agent'),
-        transcriptAria: t('Chat transcript'),
-        you: t('You'),
-        assistant: t('Agent'),
-        toolCall: t('Tool: {0}', '{0}'),
-        toolArguments: t('Arguments'),
-        toolResult: t('Result'),
-        toolOk: t('done'),
-        toolFailed: t('failed'),
-        toolRunning: t('running…'),
-        memoryChanged: t('The agent changed memory: {0} in {1}.', '{0}', '{1}'),
-        undo: t('Undo'),
-        undoAria: t('Undo this memory change'),
-        undone: t('Undone: {0}', '{0}'),
-        stopped: t('Stopped.'),
-        thinking: t('Thinking…'),
-        errorPrefix: t('Error: {0}', '{0}'),
-        cacheHitRate: t('Prompt cache hits: {0}', '{0}'),
-        memoryOn: t('memory on'),
-        memoryOff: t('memory off'),
-        noSession: t('No chat session yet: send a message or press New chat.'),
-        emptyTranscript: t('Ask the agent anything about this workspace. It remembers what matters in MEMORY.md and USER.md.'),
-        showSnapshot: t('Snapshot'),
-        showSnapshotAria: t('Show the frozen memory snapshot of this session'),
-    };
-}
-
-function nonce(): string {
-    return crypto.randomBytes(16).toString('base64');
-}
-
-/** Validates a message from the webview (its content renders untrusted text, so trust nothing it sends). */
-export type WebviewMessage =
-    | { type: 'ready' }
-    | { type: 'send'; text: string }
-    | { type: 'stop' }
-    | { type: 'newChat' }
-    | { type: 'showSnapshot' }
-    | { type: 'undo'; journalId?: string };
-
-export function parseWebviewMessage(raw: unknown): WebviewMessage | undefined {
-    if (!raw || typeof raw !== 'object') {
-        return undefined;
-    }
-    const m = raw as Record<string, unknown>;
-    switch (m.type) {
-        case 'ready':
-        case 'stop':
-        case 'newChat':
-        case 'showSnapshot':
-            return { type: m.type };
-        case 'send':
-            return typeof m.text === 'string' && m.text.trim() !== '' ? { type: 'send', text: m.text } : undefined;
-        case 'undo':
-            return { type: 'undo', journalId: typeof m.journalId === 'string' ? m.journalId : undefined };
-    }
-    return undefined;
-}
-
-export function isCancelled(e: unknown): boolean {
-    return e instanceof ResponseError
-        ? e.code === ErrorCodes.requestCancelled
-        : e instanceof vscode.CancellationError || (e instanceof Error && e.name === 'Canceled');
-}
 
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
     private view: vscode.WebviewView | undefined;
@@ -148,42 +73,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
 
     html(webview: vscode.Webview): string {
-        const n = nonce();
-        const s = uiStrings();
-        const esc = (t: string): string => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
-        const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'client', 'dist', 'chat.js'));
-        const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'client', 'media', 'chat.css'));
-        const csp = `default-src 'none'; script-src 'nonce-${n}'; style-src ${webview.cspSource};`;
-        return `<!DOCTYPE html>
-<html lang="${esc(vscode.env.language)}">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${css.toString()}">
-<title>${esc(vscode.l10n.t('My Agent Chat'))}</title>
-</head>
-<body>
-<header class="header">
-  <div id="session" class="session" aria-live="polite"></div>
-  <div class="actions">
-    <button id="snapshot" type="button" class="secondary" aria-label="${esc(s.showSnapshotAria)}" title="${esc(s.showSnapshotAria)}">${esc(s.showSnapshot)}</button>
-    <button id="new-chat" type="button" class="secondary" aria-label="${esc(s.newChatAria)}" title="${esc(s.newChatAria)}">${esc(s.newChat)}</button>
-  </div>
-</header>
-<main id="transcript" class="transcript" role="log" aria-live="polite" aria-label="${esc(s.transcriptAria)}" tabindex="0">
-  <p class="empty">${esc(s.emptyTranscript)}</p>
-</main>
-<form id="composer" class="composer">
-  <textarea id="input" rows="3" aria-label="${esc(s.inputAria)}" placeholder="${esc(s.inputPlaceholder)}"></textarea>
-  <div class="buttons">
-    <button id="stop" type="button" class="secondary" aria-label="${esc(s.stopAria)}" title="${esc(s.stopAria)}" disabled>${esc(s.stop)}</button>
-    <button id="send" type="submit" aria-label="${esc(s.sendAria)}" title="${esc(s.sendAria)}">${esc(s.send)}</button>
-  </div>
-</form>
-<script nonce="${n}" src="${script.toString()}"></script>
-</body>
-</html>`;
+        return chatHtml(webview, this.extensionUri, uiStrings());
     }
 
     private post(): void {
@@ -364,11 +254,4 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.subs.forEach((s) => s.dispose());
         this.sessionEmitter.dispose();
     }
-}
-
-export function errorMessage(e: unknown): string {
-    if (e instanceof ResponseError) {
-        return e.message;
-    }
-    return e instanceof Error ? e.message : String(e);
 }

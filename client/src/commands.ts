@@ -1,6 +1,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { ChatViewProvider, errorMessage } from './chatView';
+import { ChatViewProvider } from './chatView';
+import { errorMessage } from './common/errors';
 import { fileName, fromSingleLine, locateEntry, toSingleLine } from './common/budget';
 import { activeFolder, folderForUri, pickFolder } from './common/folders';
 import { getLog } from './common/log';

@@ -8,6 +8,7 @@ export type EditAction = 'add' | 'replace' | 'remove';
 
 /** JSON-RPC error codes the server uses (docs/protocol.md). */
 export const ErrorCodes = {
+    methodNotFound: -32601,
     invalidParams: -32602,
     noModel: -32001,
     endpointFailed: -32002,

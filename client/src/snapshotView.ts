@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { ChatViewProvider, errorMessage } from './chatView';
+import { ChatViewProvider } from './chatView';
+import { errorMessage } from './common/errors';
 import { ServerManager } from './common/server';
 import { ChatStartResult, Methods, SystemPromptResult } from './protocol';
 

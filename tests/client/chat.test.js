@@ -5,7 +5,9 @@ const { JSDOM } = require('jsdom');
 const createDOMPurify = require('dompurify');
 const model = require('../../client/out/chatModel.js');
 const render = require('../../client/out/webview/render.js');
-const { uiStrings, parseWebviewMessage, ChatViewProvider } = require('../../client/out/chatView.js');
+const { uiStrings } = require('../../client/out/chat/strings.js');
+const { parseWebviewMessage } = require('../../client/out/webview/messages.js');
+const { chatHtml } = require('../../client/out/chat/html.js');
 
 const purify = createDOMPurify(new JSDOM('').window);
 const sanitize = (html) => purify.sanitize(html, render.PURIFY_CONFIG);
@@ -187,9 +189,8 @@ test('messages from the webview are validated', () => {
 
 test('webview HTML has a strict nonce CSP and no remote resources', () => {
     const vscode = require('vscode');
-    const provider = new ChatViewProvider(vscode.Uri.file('/ext'), { onDidStop: () => ({ dispose() {} }) }, {});
     const webview = { cspSource: 'vscode-webview://abc', asWebviewUri: (u) => u };
-    const html = provider.html(webview);
+    const html = chatHtml(webview, vscode.Uri.file('/ext'), strings);
     const csp = /content="(default-src 'none'; script-src 'nonce-([^']+)'; style-src vscode-webview:\/\/abc;)"/.exec(html);
     assert.ok(csp, 'CSP meta present');
     const nonce = csp[2];
@@ -202,5 +203,5 @@ test('webview HTML has a strict nonce CSP and no remote resources', () => {
         assert.match(html, new RegExp(`<button id="${id}"[^>]*aria-label="[^"]+"`));
     }
     assert.match(html, /<textarea id="input"[^>]*aria-label=/);
-    assert.notEqual(provider.html(webview).match(/nonce-([^']+)/)[1], nonce);
+    assert.notEqual(chatHtml(webview, vscode.Uri.file('/ext'), strings).match(/nonce-([^']+)/)[1], nonce);
 });
