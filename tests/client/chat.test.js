@@ -47,9 +47,9 @@ test('reducer folds a streamed turn: deltas, a tool call and its result, a memor
     assert.equal(turn.parts[1].ok, true);
     assert.equal(turn.parts[1].result, 'Added (20/2200)');
     assert.equal(turn.parts[2].journalId, 'j1');
-    assert.equal(model.cacheHitText(s.usage), '75%');
+    assert.equal(model.cacheHitText(model.meterFigures(s.meter)), '75%');
     // The response arriving after `done` changes nothing.
-    assert.deepEqual(model.reduce(s, { type: 'replied', reply: 'Done.', usage: s.usage }).turns, s.turns);
+    assert.deepEqual(model.reduce(s, { type: 'replied', reply: 'Done.', usage: s.meter.base }).turns, s.turns);
 });
 
 test('reducer: a reply that was not streamed is shown from done/response', () => {

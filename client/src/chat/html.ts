@@ -32,16 +32,23 @@ export function chatHtml(webview: vscode.Webview, extensionUri: vscode.Uri, s: U
 <header class="header">
   <div id="session" class="session" aria-live="polite"></div>
   <div class="actions">
+    <button id="history" type="button" class="secondary" aria-label="${esc(s.historyAria)}" title="${esc(s.historyAria)}" aria-expanded="false" aria-controls="history-panel">${esc(s.history)}</button>
+    <button id="compact" type="button" class="secondary" aria-label="${esc(s.compactAria)}" title="${esc(s.compactAria)}" disabled>${esc(s.compact)}</button>
     <button id="snapshot" type="button" class="secondary" aria-label="${esc(s.showSnapshotAria)}" title="${esc(s.showSnapshotAria)}">${esc(s.showSnapshot)}</button>
     <button id="new-chat" type="button" class="secondary" aria-label="${esc(s.newChatAria)}" title="${esc(s.newChatAria)}">${esc(s.newChat)}</button>
   </div>
 </header>
+<section id="history-panel" class="history" aria-labelledby="history-title" hidden></section>
 <main id="transcript" class="transcript" role="log" aria-live="polite" aria-label="${esc(s.transcriptAria)}" tabindex="0">
   <p class="empty">${esc(s.emptyTranscript)}</p>
 </main>
+<div id="pending" class="pending-bar" role="status" aria-live="assertive" hidden></div>
 <form id="composer" class="composer">
+  <div id="chips" class="chips-row"></div>
   <textarea id="input" rows="3" aria-label="${esc(s.inputAria)}" placeholder="${esc(s.inputPlaceholder)}"></textarea>
   <div class="buttons">
+    <button id="attach" type="button" class="secondary" aria-label="${esc(s.attachAria)}" title="${esc(s.attachAria)}">${esc(s.attach)}</button>
+    <span class="spacer"></span>
     <button id="stop" type="button" class="secondary" aria-label="${esc(s.stopAria)}" title="${esc(s.stopAria)}" disabled>${esc(s.stop)}</button>
     <button id="send" type="submit" aria-label="${esc(s.sendAria)}" title="${esc(s.sendAria)}">${esc(s.send)}</button>
   </div>

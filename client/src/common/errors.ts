@@ -21,3 +21,8 @@ export function isCancelled(e: unknown): boolean {
 export function isMethodNotFound(e: unknown): boolean {
     return e instanceof ResponseError && e.code === ErrorCodes.methodNotFound;
 }
+
+/** The server refused the request's parameters (e.g. an unknown session id). */
+export function isInvalidParams(e: unknown): boolean {
+    return e instanceof ResponseError && e.code === ErrorCodes.invalidParams;
+}
