@@ -233,9 +233,13 @@ function render(): void {
     const wasOpen = !historyPanel.hidden;
     historyPanel.hidden = !state.history.open;
     history.setAttribute('aria-expanded', String(state.history.open));
+    historyPanel.setAttribute('aria-busy', String(state.history.loading));
     setHtml(historyPanel, renderHistory(state.history, s));
     if (state.history.open && !wasOpen) {
-        historyPanel.querySelector<HTMLButtonElement>('button[data-action="resume"], button[data-action="closeHistory"]')?.focus();
+        (
+            historyPanel.querySelector<HTMLButtonElement>('button[data-action="resume"]') ??
+            historyPanel.querySelector<HTMLButtonElement>('button[data-action="closeHistory"]')
+        )?.focus();
     }
     setHtml(chips, renderAttachments(state.attachments, s));
     const bar = renderPendingBar(state, s);
