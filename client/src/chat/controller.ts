@@ -1,7 +1,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { parseChatEvent, parseCompactResult, parseResume, parseSessions, parseSessionUsage } from '../chatEvents';
-import { historyRows, turnsFromHistory } from '../chatHistory';
+import { parseChatEvent, parseCompactResult, parseResume, parseSessionUsage } from '../chatEvents';
+import { turnsFromHistory } from '../chatHistory';
 import { isBusy } from '../chatModel';
 import { toContextRefs } from '../contextChips';
 import { errorMessage, isCancelled, isInvalidParams, isMethodNotFound } from '../common/errors';
@@ -15,11 +15,12 @@ import {
     MemoryLogResult,
     MemoryStateResult,
     Methods,
-    SessionInfo,
 } from '../protocol';
 import { ApprovalBroker } from './approvals';
+import type { ChatServer, RequestClient } from './seams';
 import { activeEditorContext } from './editorContext';
 import { ProposedTextProvider } from './proposed';
+import { SessionHistory } from './history';
 import { ChatStore } from './store';
 
 /**
@@ -29,17 +30,9 @@ import { ChatStore } from './store';
  */
 
 /** workspaceState key: the session the chat showed last, reopened after a window reload. */
+export type { ChatServer, RequestClient } from './seams';
+
 export const LAST_SESSION_KEY = 'myAgent.chat.lastSession';
-
-/** The part of the LanguageClient the chat needs (tests drive it with a scripted client). */
-export interface RequestClient {
-    sendRequest<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R>;
-}
-
-export interface ChatServer {
-    ready(): Promise<RequestClient | undefined>;
-    readonly onDidStop: vscode.Event<void>;
-}
 
 /** What the controller asks of the view. */
 export interface ChatSurface {
@@ -65,6 +58,7 @@ export class ChatController implements vscode.Disposable {
     private restoring: Promise<void> | undefined;
     private surface: ChatSurface | undefined;
     private readonly subs: vscode.Disposable[] = [];
+    private readonly history: SessionHistory;
 
     constructor(
         private readonly server: ChatServer,
@@ -80,6 +74,7 @@ export class ChatController implements vscode.Disposable {
             },
             getLog(),
         );
+        this.history = new SessionHistory(this.store, server, (uri) => this.folderName(uri));
         this.subs.push(server.onDidStop(() => this.onServerStopped()), this.store);
     }
 
@@ -371,75 +366,26 @@ export class ChatController implements vscode.Disposable {
         }
     }
 
-    // ---- history -----------------------------------------------------------------------------------------
+    // ---- history ---------------------------------------------------------------------------------------------
 
-    private async listSessions(client: RequestClient): Promise<SessionInfo[]> {
-        const folders = vscode.workspace.workspaceFolders ?? [];
-        const params = folders.length ? folders.map((f) => ({ folder: f.uri.toString() })) : [{}];
-        const lists = await Promise.all(params.map((p) => client.sendRequest<unknown>(Methods.chatSessions, p)));
-        const byId = new Map<string, SessionInfo>();
-        for (const s of lists.flatMap(parseSessions)) {
-            if (!byId.has(s.sessionId)) {
-                byId.set(s.sessionId, s);
-            }
-        }
-        return [...byId.values()];
-    }
-
-    async openHistory(): Promise<void> {
-        this.store.dispatch({ type: 'historyOpened' });
-        const client = await this.server.ready();
-        if (!client) {
-            this.store.dispatch({ type: 'historyFailed', error: vscode.l10n.t('The My Agent server is not running: see the output.') });
-            return;
-        }
-        try {
-            const sessions = await this.listSessions(client);
-            const language = vscode.env.language || 'en';
-            const rows = historyRows(sessions, {
-                currentId: this.store.state.sessionId,
-                folderName: (uri) => this.folderName(uri),
-                formatWhen: (sec) => new Date(sec * 1000).toLocaleString(language, { dateStyle: 'medium', timeStyle: 'short' }),
-                untitled: vscode.l10n.t('(untitled chat)'),
-            });
-            this.store.dispatch({ type: 'historyLoaded', rows });
-        } catch (e) {
-            this.store.dispatch({ type: 'historyFailed', error: errorMessage(e) });
-        }
+    openHistory(): Promise<void> {
+        return this.history.open();
     }
 
     closeHistory(): void {
-        this.store.dispatch({ type: 'historyClosed' });
+        this.history.close();
     }
 
-    /** Deletes a persisted session after asking (its transcript is gone for good; memory is not touched). */
+    /** Deletes a saved session after asking; the chat that showed it starts over. */
     async deleteSession(sessionId: string): Promise<void> {
-        const row = this.store.state.history.rows.find((r) => r.sessionId === sessionId);
         const isCurrent = sessionId === this.store.state.sessionId;
         if (isCurrent && isBusy(this.store.state)) {
             void vscode.window.showInformationMessage(vscode.l10n.t('Stop the running reply before deleting this chat.'));
             return;
         }
-        const yes = vscode.l10n.t('Delete');
-        const answer = await vscode.window.showWarningMessage(
-            vscode.l10n.t('Delete the saved chat "{0}"?', row?.title ?? sessionId),
-            { modal: true, detail: vscode.l10n.t('Its transcript is removed for good. Memory files are not touched.') },
-            yes,
-        );
-        if (answer !== yes) {
+        if (!(await this.history.delete(sessionId))) {
             return;
         }
-        const client = await this.server.ready();
-        if (!client) {
-            return;
-        }
-        try {
-            await client.sendRequest(Methods.chatDelete, { sessionId });
-        } catch (e) {
-            void vscode.window.showErrorMessage(vscode.l10n.t('Could not delete the chat: {0}', errorMessage(e)));
-            return;
-        }
-        this.store.dispatch({ type: 'historyRemoved', sessionId });
         if (this.memento.get<string>(LAST_SESSION_KEY) === sessionId) {
             this.remember(undefined);
         }
