@@ -8,6 +8,7 @@ import type { HostMessage, WebviewMessage } from '../src/webview/messages';
 import { renderAttachments, renderHeader, renderHistory, renderPendingBar } from '../src/webview/panels';
 import { createMarkdown, PURIFY_CONFIG, renderTurn } from '../src/webview/render';
 import type { UiStrings } from '../src/webview/strings';
+import { TurnRenderCache } from '../src/webview/turnCache';
 
 interface VsCodeApi {
     postMessage(message: WebviewMessage): void;
@@ -43,8 +44,8 @@ const history = byId<HTMLButtonElement>('history');
 
 let strings: UiStrings | undefined;
 let last: { state: ChatState; busy: boolean } | undefined;
-/** The HTML each turn element shows, so an update re-renders only the turns that changed (focus survives). */
-const rendered = new Map<number, string>();
+/** Each turn rendered once per distinct content, so an update touches only the turns that changed (focus survives). */
+let turns: TurnRenderCache | undefined;
 const shown = new Map<HTMLElement, string>();
 
 const post = (message: WebviewMessage): void => vscode.postMessage(message);
@@ -180,8 +181,9 @@ function setHtml(el: HTMLElement, html: string): void {
 
 function renderTranscript(state: ChatState, s: UiStrings): void {
     const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+    const cache = (turns ??= new TurnRenderCache((turn) => renderTurn(turn, s, md, sanitize)));
     if (state.turns.length === 0) {
-        rendered.clear();
+        cache.retain(new Set());
         transcript.replaceChildren();
         const empty = document.createElement('p');
         empty.className = 'empty';
@@ -191,17 +193,20 @@ function renderTranscript(state: ChatState, s: UiStrings): void {
     }
     transcript.querySelector(':scope > p.empty')?.remove();
     const ids = new Set(state.turns.map((t) => t.id));
+    cache.retain(ids);
+    const elements = new Map<number, HTMLElement>();
     for (const el of Array.from(transcript.querySelectorAll<HTMLElement>(':scope > .turn'))) {
         if (!ids.has(Number(el.dataset.turn))) {
             el.remove();
-            rendered.delete(Number(el.dataset.turn));
             shown.delete(el);
+        } else {
+            elements.set(Number(el.dataset.turn), el);
         }
     }
     let added = false;
     for (const turn of state.turns) {
-        const html = renderTurn(turn, s, md, sanitize);
-        let el = transcript.querySelector<HTMLElement>(`:scope > .turn[data-turn="${turn.id}"]`);
+        const { html, changed } = cache.render(turn);
+        let el = elements.get(turn.id);
         if (!el) {
             el = document.createElement('section');
             el.className = turn.restored ? 'turn restored' : 'turn';
@@ -209,9 +214,8 @@ function renderTranscript(state: ChatState, s: UiStrings): void {
             transcript.append(el);
             added = true;
         }
-        if (rendered.get(turn.id) !== html) {
+        if (changed || shown.get(el) !== html) {
             setHtml(el, html);
-            rendered.set(turn.id, html);
         }
     }
     if (nearBottom || added) {

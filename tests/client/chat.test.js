@@ -205,3 +205,24 @@ test('webview HTML has a strict nonce CSP and no remote resources', () => {
     assert.match(html, /<textarea id="input"[^>]*aria-label=/);
     assert.notEqual(chatHtml(webview, vscode.Uri.file('/ext'), strings).match(/nonce-([^']+)/)[1], nonce);
 });
+
+test('the webview renders a turn once per distinct content (a long transcript costs nothing per streamed delta)', () => {
+    const { TurnRenderCache } = require('../../client/out/webview/turnCache.js');
+    const calls = [];
+    const cache = new TurnRenderCache((turn) => {
+        calls.push(turn.id);
+        return render.renderTurn(turn, strings, md, sanitize);
+    });
+    let s = run([{ type: 'userSent', text: 'a' }, { type: 'replied', reply: 'one' }, { type: 'userSent', text: 'b' }], started());
+    const pass = (state) => state.turns.map((t) => cache.render(structuredClone(t)));
+    assert.deepEqual(pass(s).map((r) => r.changed), [true, true]);
+    assert.deepEqual(calls, [1, 2]);
+    s = model.reduce(s, ev('delta', { text: 'stream' }));
+    const second = pass(s);
+    assert.deepEqual(second.map((r) => r.changed), [false, true], 'only the streaming turn changed');
+    assert.deepEqual(calls, [1, 2, 2]);
+    assert.match(second[1].html, /stream/);
+    cache.retain(new Set([2]));
+    assert.equal(cache.size, 1);
+    assert.equal(cache.render(structuredClone(s.turns[0])).changed, true, 'a forgotten turn is rendered again');
+});
