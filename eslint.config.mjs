@@ -33,6 +33,7 @@ export default tseslint.config(
                 process: 'readonly',
                 console: 'readonly',
                 setTimeout: 'readonly',
+                setImmediate: 'readonly',
             },
         },
     },

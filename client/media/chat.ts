@@ -4,10 +4,14 @@
  */
 import DOMPurify from 'dompurify';
 import type { ChatState } from '../src/chatModel';
-import { createMarkdown, PURIFY_CONFIG, renderHeader, renderTurn, UiStrings } from '../src/webview/render';
+import type { HostMessage, WebviewMessage } from '../src/webview/messages';
+import { renderAttachments, renderHeader, renderHistory, renderPendingBar } from '../src/webview/panels';
+import { createMarkdown, PURIFY_CONFIG, renderTurn } from '../src/webview/render';
+import type { UiStrings } from '../src/webview/strings';
+import { TurnRenderCache } from '../src/webview/turnCache';
 
 interface VsCodeApi {
-    postMessage(message: unknown): void;
+    postMessage(message: WebviewMessage): void;
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
@@ -25,24 +29,43 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
 const byId = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const session = byId<HTMLDivElement>('session');
 const transcript = byId<HTMLElement>('transcript');
+const historyPanel = byId<HTMLElement>('history-panel');
+const pendingBar = byId<HTMLDivElement>('pending');
+const chips = byId<HTMLDivElement>('chips');
 const form = byId<HTMLFormElement>('composer');
 const input = byId<HTMLTextAreaElement>('input');
 const send = byId<HTMLButtonElement>('send');
 const stop = byId<HTMLButtonElement>('stop');
+const attach = byId<HTMLButtonElement>('attach');
 const newChat = byId<HTMLButtonElement>('new-chat');
 const snapshot = byId<HTMLButtonElement>('snapshot');
+const compact = byId<HTMLButtonElement>('compact');
+const history = byId<HTMLButtonElement>('history');
 
 let strings: UiStrings | undefined;
 let last: { state: ChatState; busy: boolean } | undefined;
-/** The HTML each turn element shows, so an update re-renders only the turns that changed (focus survives). */
-const rendered = new Map<number, string>();
+/** Each turn rendered once per distinct content, so an update touches only the turns that changed (focus survives). */
+let turns: TurnRenderCache | undefined;
+const shown = new Map<HTMLElement, string>();
+
+const post = (message: WebviewMessage): void => vscode.postMessage(message);
+
+// ---- the draft: kept by the host so a reload never loses it --------------------------------------------------
+
+let draftTimer: ReturnType<typeof setTimeout> | undefined;
+function saveDraft(): void {
+    clearTimeout(draftTimer);
+    draftTimer = setTimeout(() => post({ type: 'draft', text: input.value }), 300);
+}
+input.addEventListener('input', saveDraft);
 
 function submit(): void {
     const text = input.value;
     if (text.trim() === '' || send.disabled) {
         return;
     }
-    vscode.postMessage({ type: 'send', text });
+    clearTimeout(draftTimer);
+    post({ type: 'send', text });
     input.value = '';
 }
 
@@ -57,89 +80,202 @@ input.addEventListener('keydown', (e) => {
         submit();
     } else if (e.key === 'Escape' && !stop.disabled) {
         e.preventDefault();
-        vscode.postMessage({ type: 'stop' });
+        post({ type: 'stop' });
     }
 });
 
-stop.addEventListener('click', () => vscode.postMessage({ type: 'stop' }));
-newChat.addEventListener('click', () => vscode.postMessage({ type: 'newChat' }));
-snapshot.addEventListener('click', () => vscode.postMessage({ type: 'showSnapshot' }));
-
-transcript.addEventListener('click', (e) => {
-    const target = e.target as HTMLElement | null;
-    const button = target?.closest('button[data-action="undo"]') as HTMLButtonElement | null;
-    if (button) {
-        button.disabled = true;
-        vscode.postMessage({ type: 'undo', journalId: button.dataset.journalId });
+stop.addEventListener('click', () => post({ type: 'stop' }));
+newChat.addEventListener('click', () => post({ type: 'newChat' }));
+snapshot.addEventListener('click', () => post({ type: 'showSnapshot' }));
+attach.addEventListener('click', () => post({ type: 'attach' }));
+compact.addEventListener('click', () => post({ type: 'compact' }));
+history.addEventListener('click', () => post({ type: last?.state.history.open ? 'closeHistory' : 'showHistory' }));
+historyPanel.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') {
+        e.preventDefault();
+        post({ type: 'closeHistory' });
+        history.focus();
     }
 });
+
+/** Every button inside rendered HTML carries data-action; one listener serves them all. */
+document.addEventListener('click', (e) => {
+    const button = (e.target as HTMLElement | null)?.closest<HTMLButtonElement>('button[data-action]');
+    if (!button || button.disabled) {
+        return;
+    }
+    const d = button.dataset;
+    switch (d.action) {
+        case 'approve':
+        case 'deny':
+            if (d.callId) {
+                button.closest('.approval')?.querySelectorAll<HTMLButtonElement>('button[data-action="approve"], button[data-action="deny"]')
+                    .forEach((b) => (b.disabled = true));
+                post({ type: 'approve', callId: d.callId, approved: d.action === 'approve' });
+            }
+            return;
+        case 'openDiff':
+            if (d.callId) {
+                post({ type: 'openDiff', callId: d.callId });
+            }
+            return;
+        case 'undo':
+            button.disabled = true;
+            post({ type: 'undo', journalId: d.journalId });
+            return;
+        case 'detach':
+            if (d.chipId) {
+                post({ type: 'detach', id: d.chipId });
+                input.focus();
+            }
+            return;
+        case 'resume':
+            if (d.sessionId) {
+                post({ type: 'resume', sessionId: d.sessionId });
+            }
+            return;
+        case 'deleteSession':
+            if (d.sessionId) {
+                post({ type: 'deleteSession', sessionId: d.sessionId });
+            }
+            return;
+        case 'closeHistory':
+            post({ type: 'closeHistory' });
+            history.focus();
+            return;
+        case 'showPending': {
+            const card = Array.from(transcript.querySelectorAll<HTMLElement>('.approval.pending')).find(
+                (c) => c.dataset.callId === d.callId,
+            );
+            card?.scrollIntoView({ block: 'center' });
+            card?.querySelector<HTMLButtonElement>('button[data-action="approve"]')?.focus();
+            return;
+        }
+    }
+});
+
+// ---- rendering ------------------------------------------------------------------------------------------------
+
+/** Replaces a container's HTML only when it changed, keeping the focused button (by its data-key). */
+function setHtml(el: HTMLElement, html: string): void {
+    if (shown.get(el) === html) {
+        return;
+    }
+    const active = document.activeElement as HTMLElement | null;
+    const key = active && el.contains(active) ? active.dataset.key : undefined;
+    // Keep open <details> open across streaming updates.
+    const details = Array.from(el.querySelectorAll('details'));
+    const open = new Set(details.filter((d) => d.open).map((d) => details.indexOf(d)));
+    el.innerHTML = html;
+    Array.from(el.querySelectorAll('details')).forEach((d, i) => {
+        if (open.has(i)) {
+            d.open = true;
+        }
+    });
+    shown.set(el, html);
+    if (key) {
+        const again = Array.from(el.querySelectorAll<HTMLElement>('[data-key]')).find((x) => x.dataset.key === key);
+        again?.focus();
+    }
+}
+
+function renderTranscript(state: ChatState, s: UiStrings): void {
+    const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+    const cache = (turns ??= new TurnRenderCache((turn) => renderTurn(turn, s, md, sanitize)));
+    if (state.turns.length === 0) {
+        cache.retain(new Set());
+        transcript.replaceChildren();
+        const empty = document.createElement('p');
+        empty.className = 'empty';
+        empty.textContent = s.emptyTranscript;
+        transcript.append(empty);
+        return;
+    }
+    transcript.querySelector(':scope > p.empty')?.remove();
+    const ids = new Set(state.turns.map((t) => t.id));
+    cache.retain(ids);
+    const elements = new Map<number, HTMLElement>();
+    for (const el of Array.from(transcript.querySelectorAll<HTMLElement>(':scope > .turn'))) {
+        if (!ids.has(Number(el.dataset.turn))) {
+            el.remove();
+            shown.delete(el);
+        } else {
+            elements.set(Number(el.dataset.turn), el);
+        }
+    }
+    let added = false;
+    for (const turn of state.turns) {
+        const { html, changed } = cache.render(turn);
+        let el = elements.get(turn.id);
+        if (!el) {
+            el = document.createElement('section');
+            el.className = turn.restored ? 'turn restored' : 'turn';
+            el.dataset.turn = String(turn.id);
+            transcript.append(el);
+            added = true;
+        }
+        if (changed || shown.get(el) !== html) {
+            setHtml(el, html);
+        }
+    }
+    if (nearBottom || added) {
+        transcript.scrollTop = transcript.scrollHeight;
+    }
+}
 
 function render(): void {
     if (!strings || !last) {
         return;
     }
     const { state, busy } = last;
-    session.innerHTML = renderHeader(state, strings);
+    const s = strings;
+    const turnRunning = state.turns[state.turns.length - 1]?.status === 'pending';
+    setHtml(session, renderHeader(state, s));
     send.disabled = busy;
-    stop.disabled = !busy;
-    const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
-
-    if (state.turns.length === 0) {
-        rendered.clear();
-        transcript.replaceChildren();
-        const empty = document.createElement('p');
-        empty.className = 'empty';
-        empty.textContent = strings.emptyTranscript;
-        transcript.append(empty);
-        return;
+    stop.disabled = !turnRunning;
+    compact.disabled = busy || !state.sessionId || state.turns.length === 0;
+    const wasOpen = !historyPanel.hidden;
+    historyPanel.hidden = !state.history.open;
+    history.setAttribute('aria-expanded', String(state.history.open));
+    historyPanel.setAttribute('aria-busy', String(state.history.loading));
+    setHtml(historyPanel, renderHistory(state.history, s));
+    if (state.history.open && !wasOpen) {
+        (
+            historyPanel.querySelector<HTMLButtonElement>('button[data-action="resume"]') ??
+            historyPanel.querySelector<HTMLButtonElement>('button[data-action="closeHistory"]')
+        )?.focus();
     }
-    transcript.querySelector(':scope > p.empty')?.remove();
-    const ids = new Set(state.turns.map((t) => t.id));
-    for (const el of Array.from(transcript.querySelectorAll<HTMLElement>(':scope > .turn'))) {
-        if (!ids.has(Number(el.dataset.turn))) {
-            el.remove();
-            rendered.delete(Number(el.dataset.turn));
-        }
-    }
-    for (const turn of state.turns) {
-        const html = renderTurn(turn, strings, md, sanitize);
-        let el = transcript.querySelector<HTMLElement>(`:scope > .turn[data-turn="${turn.id}"]`);
-        if (!el) {
-            el = document.createElement('section');
-            el.className = 'turn';
-            el.dataset.turn = String(turn.id);
-            transcript.append(el);
-        }
-        if (rendered.get(turn.id) !== html) {
-            // Keep open <details> open across streaming updates.
-            const open = new Set(
-                Array.from(el.querySelectorAll('details[open]')).map((d) => Array.from(el!.querySelectorAll('details')).indexOf(d as HTMLDetailsElement)),
-            );
-            el.innerHTML = html;
-            Array.from(el.querySelectorAll('details')).forEach((d, i) => {
-                if (open.has(i)) {
-                    d.open = true;
-                }
-            });
-            rendered.set(turn.id, html);
-        }
-    }
-    if (nearBottom) {
-        transcript.scrollTop = transcript.scrollHeight;
-    }
+    setHtml(chips, renderAttachments(state.attachments, s));
+    const bar = renderPendingBar(state, s);
+    pendingBar.hidden = bar === '';
+    setHtml(pendingBar, bar);
+    renderTranscript(state, s);
 }
 
 window.addEventListener('message', (event: MessageEvent) => {
-    const msg = event.data as { type?: string; strings?: UiStrings; state?: ChatState; busy?: boolean };
-    if (msg?.type === 'init' && msg.strings) {
-        strings = msg.strings;
-        render();
-    } else if (msg?.type === 'state' && msg.state) {
-        last = { state: msg.state, busy: msg.busy === true };
-        render();
-    } else if (msg?.type === 'focusInput') {
-        input.focus();
+    const msg = event.data as HostMessage | undefined;
+    switch (msg?.type) {
+        case 'init':
+            strings = msg.strings;
+            if (input.value === '' && msg.draft) {
+                input.value = msg.draft;
+            }
+            render();
+            return;
+        case 'state':
+            last = { state: msg.state, busy: msg.busy === true };
+            render();
+            return;
+        case 'focusInput':
+            input.focus();
+            return;
+        case 'restoreDraft':
+            if (input.value.trim() === '') {
+                input.value = msg.text;
+                saveDraft();
+            }
+            return;
     }
 });
 
-vscode.postMessage({ type: 'ready' });
+post({ type: 'ready' });

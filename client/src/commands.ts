@@ -1,6 +1,7 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { ChatViewProvider, errorMessage } from './chatView';
+import { ChatController } from './chat/controller';
+import { errorMessage } from './common/errors';
 import { fileName, fromSingleLine, locateEntry, toSingleLine } from './common/budget';
 import { activeFolder, folderForUri, pickFolder } from './common/folders';
 import { getLog } from './common/log';
@@ -17,7 +18,7 @@ export interface CommandDeps {
     context: vscode.ExtensionContext;
     server: ServerManager;
     memory: MemoryModel;
-    chat: ChatViewProvider;
+    chat: ChatController;
     snapshots: SnapshotContentProvider;
 }
 
@@ -84,6 +85,26 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
             }
             await chat.reveal();
             await chat.startSession(folder);
+        }),
+
+        reg('myAgent.chat.attachEditor', async () => {
+            if (chat.attachActiveEditor()) {
+                await chat.reveal(true);
+            }
+        }),
+
+        reg('myAgent.chat.history', async () => {
+            await chat.reveal(false);
+            await chat.openHistory();
+        }),
+
+        reg('myAgent.chat.compact', async () => {
+            if (!chat.sessionId) {
+                void vscode.window.showInformationMessage(vscode.l10n.t('There is no chat session to compact yet.'));
+                return;
+            }
+            await chat.reveal(false);
+            await chat.compact();
         }),
 
         reg('myAgent.openMemoryFile', async () => {

@@ -1,13 +1,16 @@
 import * as vscode from 'vscode';
+import { ChatController } from './chat/controller';
+import { PROPOSED_SCHEME, ProposedTextProvider } from './chat/proposed';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chatView';
 import { registerCommands } from './commands';
+import { OpenBufferSync } from './common/bufferSync';
 import { getLog } from './common/log';
 import { onApiKeyChanged } from './common/secrets';
 import { ServerManager } from './common/server';
 import { currentSettings, needsRestart, SECTION } from './common/settings';
 import { MemoryModel } from './memoryModel';
 import { MemoryTreeProvider, VIEW_ID } from './memoryTree';
-import { ChatEvent, MemoryChangedParams, Methods } from './protocol';
+import { MemoryChangedParams, Methods } from './protocol';
 import { SNAPSHOT_SCHEME, SnapshotContentProvider } from './snapshotView';
 import { MemoryStatusBar } from './statusBar';
 
@@ -26,9 +29,12 @@ export function activate(context: vscode.ExtensionContext): void {
     const tree = new MemoryTreeProvider(memory, nearShare);
     const treeView = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: tree, showCollapseAll: true });
     const statusBar = new MemoryStatusBar(memory, nearShare);
-    const chat = new ChatViewProvider(context.extensionUri, server, memory);
+    const proposals = new ProposedTextProvider();
+    const chat = new ChatController(server, context.workspaceState, memory, proposals);
+    const chatView = new ChatViewProvider(context.extensionUri, chat, context.workspaceState);
     const snapshots = new SnapshotContentProvider();
     const srv = server;
+    let buffers: OpenBufferSync | undefined;
 
     context.subscriptions.push(
         srv,
@@ -37,18 +43,31 @@ export function activate(context: vscode.ExtensionContext): void {
         treeView,
         statusBar,
         chat,
+        chatView,
+        proposals,
         snapshots,
-        vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
+        vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
         vscode.workspace.registerTextDocumentContentProvider(SNAPSHOT_SCHEME, snapshots),
+        vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, proposals),
         ...registerCommands({ context, server: srv, memory, chat, snapshots }),
 
         srv.onDidStart((client) => {
             client.onNotification(Methods.memoryChanged, (p: MemoryChangedParams) => memory.onChanged(p));
-            client.onNotification(Methods.chatEvent, (e: ChatEvent) => chat.onEvent(e));
+            client.onNotification(Methods.chatEvent, (e: unknown) => chat.onEvent(e));
+            client.onRequest(Methods.chatApprove, (params: unknown, token) => chat.approvals.handle(params, token));
             memory.setClient(client);
             void memory.refresh();
+            buffers?.dispose();
+            buffers = new OpenBufferSync(client);
+            buffers.start();
+            chat.onServerStarted(chatView.shown);
         }),
-        srv.onDidStop(() => memory.setClient(undefined)),
+        srv.onDidStop(() => {
+            memory.setClient(undefined);
+            buffers?.dispose();
+            buffers = undefined;
+        }),
+        { dispose: () => buffers?.dispose() },
         chat.onDidChangeSession((sessionId) => void memory.setSession(sessionId)),
 
         vscode.workspace.onDidChangeConfiguration((e) => {

@@ -8,6 +8,7 @@ export type EditAction = 'add' | 'replace' | 'remove';
 
 /** JSON-RPC error codes the server uses (docs/protocol.md). */
 export const ErrorCodes = {
+    methodNotFound: -32601,
     invalidParams: -32602,
     noModel: -32001,
     endpointFailed: -32002,
@@ -28,6 +29,10 @@ export const Methods = {
     chatSnapshot: 'myAgent/chat/snapshot',
     chatEnd: 'myAgent/chat/end',
     chatSessions: 'myAgent/chat/sessions',
+    chatApprove: 'myAgent/chat/approve',
+    chatResume: 'myAgent/chat/resume',
+    chatCompact: 'myAgent/chat/compact',
+    chatDelete: 'myAgent/chat/delete',
 } as const;
 
 // ---- settings --------------------------------------------------------------------------------------------
@@ -121,26 +126,59 @@ export interface ChatStartResult {
     memory: boolean;
 }
 
+/** An LSP position (0-based line, UTF-16 character). */
+export interface Position {
+    line: number;
+    character: number;
+}
+
+export interface Range {
+    start: Position;
+    end: Position;
+}
+
+/** Editor context for one turn: a file, or a selection of it (read by the server, unsaved buffer first). */
+export interface ContextRef {
+    uri: string;
+    range?: Range;
+}
+
 export interface ChatSendParams {
     sessionId: string;
     message: string;
+    context?: ContextRef[];
 }
 
+/** One request's usage; `cachedTokens: null` = the provider reports nothing (n/a, never 0). */
 export interface RequestUsage {
     promptTokens: number;
     completionTokens: number;
-    cachedTokens: number;
+    cachedTokens: number | null;
 }
 
+export type CacheDropReason = 'compaction' | 'resume' | 'model_change' | 'expired' | 'unknown';
+
+/** Why a request read fewer tokens from the prompt cache than the one before it promised. */
+export interface CacheDrop {
+    reason: CacheDropReason;
+    expected: number;
+    got: number;
+}
+
+/** Session totals (`done.usage`, `chat/send` result); `cacheHitRate: null` when nothing was reported. */
 export interface SessionUsage extends RequestUsage {
     requests: number;
-    cacheHitRate: number;
+    cacheHitRate: number | null;
 }
 
 export interface ChatSendResult {
     reply: string;
     usage?: SessionUsage;
 }
+
+export type ApprovalKind = 'edit' | 'command' | 'memory';
+export type ApprovalReason = 'user' | 'setting' | 'cancelled' | 'error';
+export type CompactReason = 'threshold' | 'manual' | 'context_error';
 
 interface EventBase {
     sessionId: string;
@@ -151,9 +189,32 @@ export type ChatEvent =
     | (EventBase & { kind: 'tool_call'; callId: string; name: string; arguments: string })
     | (EventBase & { kind: 'tool_result'; callId: string; name: string; ok: boolean; content: string })
     | (EventBase & { kind: 'memory_changed'; target: Target; action: string; journalId?: string })
-    | (EventBase & { kind: 'usage' } & RequestUsage)
+    | (EventBase & { kind: 'usage'; cacheDrop?: CacheDrop } & RequestUsage)
     | (EventBase & { kind: 'done'; reply: string; usage?: SessionUsage })
-    | (EventBase & { kind: 'error'; message: string });
+    | (EventBase & { kind: 'error'; message: string })
+    | (EventBase & { kind: 'approval'; callId: string; approvalKind?: ApprovalKind; approved: boolean; reason: ApprovalReason })
+    | (EventBase & { kind: 'compacted'; reason: CompactReason; before: number; after: number });
+
+/**
+ * Server -> client request `myAgent/chat/approve`, sent before an edit, a command or (with
+ * `myAgent.memory.approval: "ask"`) a memory write. `detail`: a unified diff (edit, memory) or the command
+ * line; `uri` + `newText`: the file and its whole proposed text; `cwd`: a command's working folder.
+ */
+export interface ApproveParams {
+    sessionId: string;
+    callId: string;
+    kind: ApprovalKind;
+    title: string;
+    detail: string;
+    uri?: string;
+    newText?: string;
+    cwd?: string;
+}
+
+/** Anything but `{approved: true}` (false, an error, a cancelled request) is a refusal. */
+export interface ApproveResult {
+    approved: boolean;
+}
 
 export interface SessionParams {
     sessionId: string;
@@ -169,4 +230,55 @@ export interface ChatSnapshotResult {
     folder: string;
     memory: boolean;
     stores: { target: Target; entries: string[] }[];
+}
+
+// ---- sessions that last --------------------------------------------------------------------------------------
+
+export interface SessionsParams {
+    folder?: string;
+}
+
+/** A persisted session (`myAgent/chat/sessions`, newest first); `created`/`updated` in epoch seconds. */
+export interface SessionInfo {
+    sessionId: string;
+    title: string;
+    created: number;
+    updated: number;
+    folder: string;
+    messages: number;
+    memory: boolean;
+    /** Open in this server. */
+    active: boolean;
+}
+
+export interface SessionsResult {
+    sessions: SessionInfo[];
+}
+
+export interface ToolCallRecord {
+    id: string;
+    name: string;
+    arguments: string;
+}
+
+/** One message of a resumed session's history (the system message is never in it). */
+export interface HistoryMessage {
+    role: 'user' | 'assistant' | 'tool' | 'system';
+    content: string;
+    name?: string;
+    toolCalls?: ToolCallRecord[];
+    toolCallId?: string;
+}
+
+export interface ResumeResult {
+    sessionId: string;
+    folder: string;
+    memory: boolean;
+    messages: HistoryMessage[];
+}
+
+export interface CompactResult {
+    compacted: boolean;
+    before: number;
+    after: number;
 }

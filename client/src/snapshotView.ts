@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { ChatViewProvider, errorMessage } from './chatView';
+import { errorMessage } from './common/errors';
 import { ServerManager } from './common/server';
 import { ChatStartResult, Methods, SystemPromptResult } from './protocol';
 
@@ -34,9 +34,16 @@ export function snapshotUri(sessionId: string, kind: 'frozen' | 'live'): vscode.
     return vscode.Uri.from({ scheme: SNAPSHOT_SCHEME, path: `/${encodeURIComponent(sessionId)}/${name}` });
 }
 
+/** The chat session the snapshot is shown for. */
+export interface SnapshotSession {
+    readonly sessionId: string | undefined;
+    readonly folderUri: string | undefined;
+    startSession(): Promise<string | undefined>;
+}
+
 export async function showSnapshot(
     server: ServerManager,
-    chat: ChatViewProvider,
+    chat: SnapshotSession,
     provider: SnapshotContentProvider,
 ): Promise<void> {
     const client = await server.ready();
@@ -65,7 +72,12 @@ export async function showSnapshot(
         try {
             live = await client.sendRequest<SystemPromptResult>(Methods.chatSystemPrompt, { sessionId: probe.sessionId });
         } finally {
-            client.sendRequest(Methods.chatEnd, { sessionId: probe.sessionId }).catch(() => undefined);
+            // A probe, not a chat: delete it so it is not listed among the saved sessions (an older server
+            // without chat/delete only ends it).
+            client
+                .sendRequest(Methods.chatDelete, { sessionId: probe.sessionId })
+                .catch(() => client.sendRequest(Methods.chatEnd, { sessionId: probe.sessionId }))
+                .catch(() => undefined);
         }
         const liveUri = snapshotUri(sessionId, 'live');
         provider.set(liveUri, live.text);

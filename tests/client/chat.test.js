@@ -5,7 +5,9 @@ const { JSDOM } = require('jsdom');
 const createDOMPurify = require('dompurify');
 const model = require('../../client/out/chatModel.js');
 const render = require('../../client/out/webview/render.js');
-const { uiStrings, parseWebviewMessage, ChatViewProvider } = require('../../client/out/chatView.js');
+const { uiStrings } = require('../../client/out/chat/strings.js');
+const { parseWebviewMessage } = require('../../client/out/webview/messages.js');
+const { chatHtml } = require('../../client/out/chat/html.js');
 
 const purify = createDOMPurify(new JSDOM('').window);
 const sanitize = (html) => purify.sanitize(html, render.PURIFY_CONFIG);
@@ -45,9 +47,9 @@ test('reducer folds a streamed turn: deltas, a tool call and its result, a memor
     assert.equal(turn.parts[1].ok, true);
     assert.equal(turn.parts[1].result, 'Added (20/2200)');
     assert.equal(turn.parts[2].journalId, 'j1');
-    assert.equal(model.cacheHitText(s.usage), '75%');
+    assert.equal(model.cacheHitText(model.meterFigures(s.meter)), '75%');
     // The response arriving after `done` changes nothing.
-    assert.deepEqual(model.reduce(s, { type: 'replied', reply: 'Done.', usage: s.usage }).turns, s.turns);
+    assert.deepEqual(model.reduce(s, { type: 'replied', reply: 'Done.', usage: s.meter.base }).turns, s.turns);
 });
 
 test('reducer: a reply that was not streamed is shown from done/response', () => {
@@ -187,9 +189,8 @@ test('messages from the webview are validated', () => {
 
 test('webview HTML has a strict nonce CSP and no remote resources', () => {
     const vscode = require('vscode');
-    const provider = new ChatViewProvider(vscode.Uri.file('/ext'), { onDidStop: () => ({ dispose() {} }) }, {});
     const webview = { cspSource: 'vscode-webview://abc', asWebviewUri: (u) => u };
-    const html = provider.html(webview);
+    const html = chatHtml(webview, vscode.Uri.file('/ext'), strings);
     const csp = /content="(default-src 'none'; script-src 'nonce-([^']+)'; style-src vscode-webview:\/\/abc;)"/.exec(html);
     assert.ok(csp, 'CSP meta present');
     const nonce = csp[2];
@@ -202,5 +203,26 @@ test('webview HTML has a strict nonce CSP and no remote resources', () => {
         assert.match(html, new RegExp(`<button id="${id}"[^>]*aria-label="[^"]+"`));
     }
     assert.match(html, /<textarea id="input"[^>]*aria-label=/);
-    assert.notEqual(provider.html(webview).match(/nonce-([^']+)/)[1], nonce);
+    assert.notEqual(chatHtml(webview, vscode.Uri.file('/ext'), strings).match(/nonce-([^']+)/)[1], nonce);
+});
+
+test('the webview renders a turn once per distinct content (a long transcript costs nothing per streamed delta)', () => {
+    const { TurnRenderCache } = require('../../client/out/webview/turnCache.js');
+    const calls = [];
+    const cache = new TurnRenderCache((turn) => {
+        calls.push(turn.id);
+        return render.renderTurn(turn, strings, md, sanitize);
+    });
+    let s = run([{ type: 'userSent', text: 'a' }, { type: 'replied', reply: 'one' }, { type: 'userSent', text: 'b' }], started());
+    const pass = (state) => state.turns.map((t) => cache.render(structuredClone(t)));
+    assert.deepEqual(pass(s).map((r) => r.changed), [true, true]);
+    assert.deepEqual(calls, [1, 2]);
+    s = model.reduce(s, ev('delta', { text: 'stream' }));
+    const second = pass(s);
+    assert.deepEqual(second.map((r) => r.changed), [false, true], 'only the streaming turn changed');
+    assert.deepEqual(calls, [1, 2, 2]);
+    assert.match(second[1].html, /stream/);
+    cache.retain(new Set([2]));
+    assert.equal(cache.size, 1);
+    assert.equal(cache.render(structuredClone(s.turns[0])).changed, true, 'a forgotten turn is rendered again');
 });

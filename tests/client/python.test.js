@@ -4,7 +4,13 @@ const assert = require('node:assert/strict');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const py = require('../../client/out/common/python.js');
+const py = {
+    ...require('../../client/out/common/pythonPlan.js'),
+    ...require('../../client/out/common/pythonStamp.js'),
+    ...require('../../client/out/common/setupLock.js'),
+    ...require('../../client/out/common/python.js'),
+};
+const { withLock } = require('../../client/out/common/setupLock.js');
 
 const probe = (version, hasServer = false, executable = '/usr/bin/python3') => ({
     ok: true,
@@ -206,4 +212,138 @@ test('pip runs without the user pip configuration', () => {
     assert.equal(env.PYTHONPATH, undefined);
     assert.equal(env.PIP_CONFIG_FILE, os.devNull);
     assert.ok(py.pipInstallArgs('/w').includes('--isolated'));
+});
+
+test('the setup steps: venv from the base interpreter, then an offline install with the venv python', () => {
+    const steps = py.venvSetupSteps('/usr/bin/python3.12', '/s/python-env', '/ext/bundled/wheels', 'linux');
+    assert.deepEqual(
+        steps.map((s) => s.what),
+        ['createVenv', 'installServer'],
+    );
+    assert.deepEqual(steps[0], { what: 'createVenv', command: '/usr/bin/python3.12', args: ['-m', 'venv', '/s/python-env'] });
+    assert.equal(steps[1].command, path.join('/s/python-env', 'bin', 'python'));
+    assert.deepEqual(steps[1].args, py.pipInstallArgs('/ext/bundled/wheels'));
+    assert.deepEqual(py.probeCandidates('linux'), ['python3']);
+    assert.deepEqual(py.probeCandidates('win32'), ['python3', 'python']);
+});
+
+/**
+ * A fake base interpreter that answers the probe and implements `-m venv DIR` by writing DIR/bin/python, a
+ * fake venv interpreter whose `-m pip install` exits with `pipExit` and logs its arguments.
+ */
+function fakeBasePython(dir, pipExit) {
+    const file = path.join(dir, 'base', 'python');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const probeJson = JSON.stringify({ executable: file, version: [3, 11, 4], hasServer: false });
+    const template = path.join(dir, 'venv-python');
+    fs.writeFileSync(
+        template,
+        [
+            '#!/bin/sh',
+            'here=$(dirname "$0")',
+            `if [ "$1" = "-m" ]; then echo "$@" >> "$here/../pip-args"; exit ${pipExit}; fi`,
+            `echo '${JSON.stringify({ executable: 'venv', version: [3, 11, 4], hasServer: true })}'`,
+        ].join('\n') + '\n',
+        { mode: 0o755 },
+    );
+    fs.writeFileSync(
+        file,
+        [
+            '#!/bin/sh',
+            'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then',
+            `  mkdir -p "$3/bin" && cp "${template}" "$3/bin/python" && exit 0`,
+            'fi',
+            `echo '${probeJson}'`,
+        ].join('\n') + '\n',
+        { mode: 0o755 },
+    );
+    return { file };
+}
+
+test('resolveServerPython builds the venv offline, stamps it, reports each step, and reuses it next time', { skip: process.platform === 'win32' }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'myagent-py-'));
+    const { file: base } = fakeBasePython(dir, 0);
+    const wheels = path.join(dir, 'wheels');
+    fs.mkdirSync(wheels);
+    fs.writeFileSync(path.join(wheels, 'my_agent_core-0.1.0-py3-none-any.whl'), 'w');
+    const storage = path.join(dir, 'storage');
+    const reports = [];
+    const progress = async (task) => task({ report: (m) => reports.push(m) });
+    const opts = { setting: base, extensionVersion: '0.1.0', storageDir: storage, wheelsDir: wheels, log: quiet, progress };
+    const got = await py.resolveServerPython(opts);
+    const venvDir = path.join(storage, 'python-env');
+    assert.equal(got, path.join(venvDir, 'bin', 'python'));
+    assert.deepEqual(reports, ['creating a virtual environment', 'installing the language server from bundled wheels']);
+    const pipArgs = fs.readFileSync(path.join(venvDir, 'pip-args'), 'utf8');
+    assert.match(pipArgs, /-m pip install --isolated --no-index --find-links \S+wheels/);
+    const stamp = py.readStamp(venvDir);
+    assert.equal(stamp.basePython, base);
+    assert.equal(stamp.pythonVersion, '3.11.4');
+    assert.equal(stamp.wheels, py.wheelsFingerprint(wheels));
+    assert.equal(fs.existsSync(path.join(storage, 'python-env.lock')), false, 'the lock is released');
+    // Second activation: the stamp matches, nothing runs again.
+    reports.length = 0;
+    assert.equal(await py.resolveServerPython(opts), got);
+    assert.deepEqual(reports, []);
+    assert.equal(fs.readFileSync(path.join(venvDir, 'pip-args'), 'utf8'), pipArgs);
+});
+
+test('resolveServerPython: a failed install removes the half-built venv and says why', { skip: process.platform === 'win32' }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'myagent-py-'));
+    const { file: base } = fakeBasePython(dir, 3);
+    const wheels = path.join(dir, 'wheels');
+    fs.mkdirSync(wheels);
+    const storage = path.join(dir, 'storage');
+    await assert.rejects(
+        py.resolveServerPython({
+            setting: base,
+            extensionVersion: '0.1.0',
+            storageDir: storage,
+            wheelsDir: wheels,
+            log: quiet,
+            progress: async (task) => task({ report: () => undefined }),
+        }),
+        (e) => e instanceof py.PythonSetupError && /Installing the My Agent server into a venv failed \(Python 3\.11\.4/.test(e.message),
+    );
+    assert.equal(fs.existsSync(path.join(storage, 'python-env')), false);
+    assert.equal(fs.existsSync(path.join(storage, 'python-env.lock')), false);
+});
+
+test('withLock runs one holder at a time and releases the lock when the holder throws', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'myagent-lock-'));
+    const lock = path.join(dir, 'l.lock');
+    const order = [];
+    let release;
+    const gate = new Promise((r) => (release = r));
+    const first = withLock(lock, quiet, async () => {
+        order.push('first:in');
+        await gate;
+        order.push('first:out');
+        throw new Error('boom');
+    }, { pollMs: 5 });
+    await new Promise((r) => setTimeout(r, 20));
+    const second = withLock(lock, quiet, async () => {
+        order.push('second:in');
+        return 42;
+    }, { pollMs: 5 });
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(order, ['first:in'], 'the second waits while the first holds the lock');
+    release();
+    await assert.rejects(first, /boom/);
+    assert.equal(await second, 42);
+    assert.deepEqual(order, ['first:in', 'first:out', 'second:in']);
+    assert.equal(fs.existsSync(lock), false);
+});
+
+test('withLock takes over a lock whose owner is gone, and one held past the wait limit', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'myagent-lock-'));
+    const lock = path.join(dir, 'l.lock');
+    fs.mkdirSync(lock);
+    const child = require('child_process').spawnSync(process.execPath, ['-e', 'console.log(process.pid)']);
+    fs.writeFileSync(path.join(lock, 'owner'), child.stdout.toString().trim());
+    assert.equal(await withLock(lock, quiet, async () => 'dead owner', { pollMs: 5 }), 'dead owner');
+    // A live owner (this very process) that never lets go: the waiter gives up waiting and takes over.
+    fs.mkdirSync(lock);
+    fs.writeFileSync(path.join(lock, 'owner'), String(process.pid));
+    assert.equal(await withLock(lock, quiet, async () => 'took over', { pollMs: 5, waitMs: 30 }), 'took over');
 });

@@ -90,6 +90,23 @@ class CancellationError extends Error {
     }
 }
 
+class CancellationTokenSource {
+    constructor() {
+        const emitter = new EventEmitter();
+        this._emitter = emitter;
+        this.token = { isCancellationRequested: false, onCancellationRequested: emitter.event };
+    }
+    cancel() {
+        if (!this.token.isCancellationRequested) {
+            this.token.isCancellationRequested = true;
+            this._emitter.fire();
+        }
+    }
+    dispose() {
+        this._emitter.dispose();
+    }
+}
+
 class Disposable {
     constructor(fn) {
         this.fn = fn;
@@ -111,7 +128,17 @@ const state = {
     trusted: true,
     messages: [],
     activeUri: undefined,
+    /** {uri, selections?} or undefined: the active text editor. */
+    activeEditor: undefined,
+    /** Answers the next showWarningMessage / showInformationMessage / showErrorMessage calls return, in order. */
+    answers: [],
+    commands: [],
+    /** fsPaths that workspace.fs.stat finds. */
+    existing: new Set(),
+    textDocuments: [],
 };
+
+const docEvents = { open: new EventEmitter(), change: new EventEmitter(), close: new EventEmitter() };
 
 const log = {
     lines: [],
@@ -142,8 +169,13 @@ function configuration(section) {
 
 const message = (kind) => async (text, ...rest) => {
     state.messages.push({ kind, text, rest });
-    return undefined;
+    return state.answers.length ? state.answers.shift() : undefined;
 };
+
+function relative(uri) {
+    const folder = (state.folders ?? []).find((f) => uri.fsPath.startsWith(f.uri.fsPath + path.sep));
+    return folder ? path.relative(folder.uri.fsPath, uri.fsPath).split(path.sep).join('/') : uri.fsPath;
+}
 
 const stub = {
     EventEmitter,
@@ -155,6 +187,7 @@ const stub = {
     MarkdownString,
     CancellationError,
     Disposable,
+    CancellationTokenSource,
     StatusBarAlignment: { Left: 1, Right: 2 },
     ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     ViewColumn: { Active: -1, Beside: -2, One: 1 },
@@ -181,6 +214,21 @@ const stub = {
             return state.trusted;
         },
         getWorkspaceFolder: (uri) => (state.folders ?? []).find((f) => uri.fsPath.startsWith(f.uri.fsPath)),
+        asRelativePath: (uriOrPath) => relative(typeof uriOrPath === 'string' ? Uri.file(uriOrPath) : uriOrPath),
+        get textDocuments() {
+            return state.textDocuments;
+        },
+        onDidOpenTextDocument: docEvents.open.event,
+        onDidChangeTextDocument: docEvents.change.event,
+        onDidCloseTextDocument: docEvents.close.event,
+        fs: {
+            stat: async (uri) => {
+                if (!state.existing.has(uri.fsPath)) {
+                    throw new Error(`ENOENT ${uri.fsPath}`);
+                }
+                return { type: 1, size: 0 };
+            },
+        },
         onDidChangeConfiguration: () => new Disposable(),
         onDidChangeWorkspaceFolders: () => new Disposable(),
         onDidGrantWorkspaceTrust: () => new Disposable(),
@@ -197,14 +245,21 @@ const stub = {
         },
         withProgress: async (_opts, task) => task({ report: () => undefined }, { isCancellationRequested: false }),
         get activeTextEditor() {
-            return state.activeUri ? { document: { uri: state.activeUri } } : undefined;
+            if (state.activeEditor) {
+                return { document: { uri: state.activeEditor.uri }, selections: state.activeEditor.selections ?? [] };
+            }
+            return state.activeUri ? { document: { uri: state.activeUri }, selections: [] } : undefined;
         },
+        visibleTextEditors: [],
         onDidChangeActiveTextEditor: () => new Disposable(),
         createStatusBarItem: () => ({ show() {}, hide() {}, dispose() {} }),
     },
     commands: {
         registerCommand: () => new Disposable(),
-        executeCommand: async () => undefined,
+        executeCommand: async (id, ...args) => {
+            state.commands.push({ id, args });
+            return undefined;
+        },
     },
     __test: {
         state,
@@ -216,7 +271,29 @@ const stub = {
             state.trusted = true;
             state.messages = [];
             state.activeUri = undefined;
+            state.activeEditor = undefined;
+            state.answers = [];
+            state.commands = [];
+            state.existing = new Set();
+            state.textDocuments = [];
             log.lines = [];
+        },
+        docEvents,
+        /** A Memento backed by a Map (context.workspaceState). */
+        memento(initial = {}) {
+            const values = new Map(Object.entries(initial));
+            return {
+                values,
+                get: (key, dflt) => (values.has(key) ? values.get(key) : dflt),
+                update: async (key, value) => {
+                    if (value === undefined) {
+                        values.delete(key);
+                    } else {
+                        values.set(key, value);
+                    }
+                },
+                keys: () => [...values.keys()],
+            };
         },
         folder(fsPath, name, index = 0) {
             return { uri: Uri.file(fsPath), name: name ?? path.basename(fsPath), index };

@@ -171,6 +171,83 @@ const h = {
     );
   },
 
+  // ---- the chat webview (ids and classes: docs/extension.md) -------------------------------------------
+  // The chat's frame (the webview whose document has the message box).
+  async chatFrame(opts) {
+    return h.webviewFrame('textarea#input', opts);
+  },
+
+  // Approval cards in the transcript: [{callId, kind, status, title, buttons: [action...]}].
+  async approvalCards(frame) {
+    return frame.$$eval('.approval:not(.report)', (cards) =>
+      cards.map((c) => ({
+        callId: c.dataset.callId,
+        kind: ([...c.classList].find((x) => x.startsWith('approval-')) || '').slice('approval-'.length),
+        status: ['pending', 'approved', 'denied', 'cancelled'].find((x) => c.classList.contains(x)) || '',
+        title: (c.querySelector('.approval-title') || {}).textContent || '',
+        buttons: [...c.querySelectorAll('button[data-action]')].map((b) => b.dataset.action),
+      })),
+    );
+  },
+
+  // Waits for a card (by call id, or the first one) to reach a status; returns it.
+  async waitForCard(frame, { callId, status = 'pending', timeout = 30000 } = {}) {
+    return h.waitFor(
+      async () => {
+        const cards = await h.approvalCards(frame);
+        return cards.find((c) => (!callId || c.callId === callId) && c.status === status) || null;
+      },
+      { timeout, what: `an approval card${callId ? ' ' + callId : ''} that is ${status}` },
+    );
+  },
+
+  // Presses a card's button (approve | deny | openDiff) the way a keyboard user does: focus it, press Enter.
+  // With {mouse: true} it clicks instead. Call ids are matched through the DOM, never spliced into a selector.
+  async pressCardButton(frame, callId, action, { mouse = false } = {}) {
+    const handle = await frame.evaluateHandle(
+      ({ callId, action }) =>
+        [...document.querySelectorAll('.approval button[data-action]')].find(
+          (b) => b.dataset.action === action && (!callId || b.dataset.callId === callId),
+        ) || null,
+      { callId, action },
+    );
+    const button = handle.asElement();
+    if (!button) throw new Error(`no ${action} button on card ${callId}`);
+    if (mouse) {
+      await button.click();
+    } else {
+      await button.focus();
+      await button.press('Enter');
+    }
+  },
+
+  // The context chips waiting for the next message (their labels).
+  async chatChips(frame) {
+    return frame.$$eval('#chips .chip .chip-label', (els) => els.map((e) => e.textContent));
+  },
+
+  // Rows of the History panel: [{sessionId, title, current}] (opens the panel when it is closed).
+  async historyRows(frame, { timeout = 15000 } = {}) {
+    if (await frame.locator('#history-panel').isHidden()) await frame.locator('button#history').click();
+    await h.waitFor(async () => (await frame.locator('#history-panel').getAttribute('aria-busy')) === 'false',
+      { timeout, what: 'the history panel to load' });
+    return frame.$$eval('#history-panel button[data-action="resume"]', (rows) =>
+      rows.map((r) => ({
+        sessionId: r.dataset.sessionId,
+        title: (r.querySelector('.history-title') || {}).textContent || '',
+        current: r.getAttribute('aria-current') === 'true',
+      })),
+    );
+  },
+
+  // The cache meter as shown: {text, na, dropped} (null before the first request).
+  async cacheMeter(frame) {
+    return frame.evaluate(() => {
+      const m = document.querySelector('#session .cache');
+      return m ? { text: m.textContent, na: m.classList.contains('na'), dropped: m.classList.contains('dropped') } : null;
+    });
+  },
+
   consoleErrors() {
     return consoleErrors.slice();
   },

@@ -1,48 +1,19 @@
 /**
- * Turns the chat state into HTML strings for the webview. Model output is untrusted: Markdown is rendered
+ * Turns the chat transcript into HTML strings for the webview. Model output is untrusted: Markdown is rendered
  * by markdown-it with raw HTML off and images off, then passed through a sanitizer (DOMPurify in the
  * webview); every other string is escaped. No VS Code or DOM imports, so Node unit tests can run it.
  */
 import MarkdownIt from 'markdown-it';
-import type { ChatState, ChatTurn, TurnPart } from '../chatModel';
-import { cacheHitText } from '../chatModel';
+import type { ChatTurn, TurnPart } from '../chatModel';
+import { renderApproval } from './cards';
+import { cacheDropText, renderSentContext } from './panels';
+import { escapeHtml, fmt, UiStrings } from './strings';
+
+export { escapeHtml, fmt } from './strings';
+export type { UiStrings } from './strings';
+export { renderHeader } from './panels';
 
 export type Sanitize = (html: string) => string;
-
-/** The strings the webview shows, localized by the extension host (vscode.l10n) and posted once. */
-export interface UiStrings {
-    newChat: string;
-    newChatAria: string;
-    send: string;
-    sendAria: string;
-    stop: string;
-    stopAria: string;
-    inputPlaceholder: string;
-    inputAria: string;
-    transcriptAria: string;
-    you: string;
-    assistant: string;
-    toolCall: string;
-    toolArguments: string;
-    toolResult: string;
-    toolOk: string;
-    toolFailed: string;
-    toolRunning: string;
-    memoryChanged: string;
-    undo: string;
-    undoAria: string;
-    undone: string;
-    stopped: string;
-    thinking: string;
-    errorPrefix: string;
-    cacheHitRate: string;
-    memoryOn: string;
-    memoryOff: string;
-    noSession: string;
-    emptyTranscript: string;
-    showSnapshot: string;
-    showSnapshotAria: string;
-}
 
 /** DOMPurify options used in the webview (and by the tests with jsdom). */
 export const PURIFY_CONFIG = {
@@ -51,20 +22,6 @@ export const PURIFY_CONFIG = {
     FORBID_ATTR: ['style', 'srcset', 'action', 'formaction'],
     ALLOW_DATA_ATTR: false,
 };
-
-export function escapeHtml(text: string): string {
-    return text
-        .replace(/&/g, '&amp;')
-        .replace(/</g, '&lt;')
-        .replace(/>/g, '&gt;')
-        .replace(/"/g, '&quot;')
-        .replace(/'/g, '&#39;');
-}
-
-/** "{0} in {1}"-style templates, filled with already-escaped values. */
-export function fmt(template: string, ...args: string[]): string {
-    return template.replace(/\{(\d+)\}/g, (m, i: string) => args[Number(i)] ?? m);
-}
 
 export function createMarkdown(): MarkdownIt {
     const md = new MarkdownIt({ html: false, linkify: true, typographer: false, breaks: false });
@@ -82,6 +39,16 @@ function prettyJson(text: string): string {
     } catch {
         return text;
     }
+}
+
+function compactReason(reason: string, s: UiStrings): string {
+    switch (reason) {
+        case 'manual':
+            return s.compactManual;
+        case 'context_error':
+            return s.compactContextError;
+    }
+    return s.compactThreshold;
 }
 
 function renderPart(part: TurnPart, s: UiStrings, md: MarkdownIt, sanitize: Sanitize): string {
@@ -109,14 +76,27 @@ function renderPart(part: TurnPart, s: UiStrings, md: MarkdownIt, sanitize: Sani
                     fmt(s.undone, part.undoMessage ?? ''),
                 )}</div>`;
             }
-            const button = part.journalId
-                ? ` <button type="button" class="undo" data-action="undo" data-journal-id="${escapeHtml(
-                      part.journalId,
-                  )}" aria-label="${escapeHtml(s.undoAria)}">${escapeHtml(s.undo)}</button>`
-                : ` <button type="button" class="undo" data-action="undo" aria-label="${escapeHtml(s.undoAria)}">${escapeHtml(
-                      s.undo,
-                  )}</button>`;
+            const journal = part.journalId
+                ? ` data-journal-id="${escapeHtml(part.journalId)}" data-key="undo:${escapeHtml(part.journalId)}"`
+                : '';
+            const button = ` <button type="button" class="undo" data-action="undo"${journal} aria-label="${escapeHtml(
+                s.undoAria,
+            )}">${escapeHtml(s.undo)}</button>`;
             return `<div class="notice memory" role="status"><span>${what}</span>${button}</div>`;
+        }
+        case 'approval':
+            return renderApproval(part, s);
+        case 'compacted':
+            return (
+                `<div class="compacted" role="separator">${escapeHtml(
+                    fmt(s.compacted, String(part.before), String(part.after), compactReason(part.reason, s)),
+                )}</div>`
+            );
+        case 'cacheDrop':
+            return `<div class="notice cache-drop" role="status">${escapeHtml(cacheDropText(part.drop, s))}</div>`;
+        case 'note': {
+            const label = part.role === 'recalled' ? s.noteRecalled : fmt(s.noteOther, part.role);
+            return `<details class="note"><summary>${escapeHtml(label)}</summary><pre>${escapeHtml(part.text)}</pre></details>`;
         }
     }
     return '';
@@ -133,31 +113,13 @@ export function renderTurn(turn: ChatTurn, s: UiStrings, md: MarkdownIt, sanitiz
     } else if (turn.status === 'error') {
         tail = `<div class="error" role="alert">${escapeHtml(fmt(s.errorPrefix, turn.error ?? ''))}</div>`;
     }
+    const user = turn.user
+        ? `<div class="message user"><div class="who">${escapeHtml(s.you)}</div>` +
+          `<div class="text">${escapeHtml(turn.user)}</div>${renderSentContext(turn.context, s)}</div>`
+        : '';
     return (
-        `<div class="message user"><div class="who">${escapeHtml(s.you)}</div>` +
-        `<div class="text">${escapeHtml(turn.user)}</div></div>` +
+        user +
         `<div class="message assistant${turn.status === 'pending' ? ' pending' : ''}">` +
         `<div class="who">${escapeHtml(s.assistant)}</div>${parts}${tail}</div>`
     );
-}
-
-/** The session line: folder, whether memory is in the prompt, and the session's prompt-cache hit rate. */
-export function renderHeader(state: ChatState, s: UiStrings): string {
-    const bits: string[] = [];
-    if (state.sessionId) {
-        bits.push(`<span class="folder">${escapeHtml(state.folderName ?? '')}</span>`);
-        bits.push(`<span class="badge">${escapeHtml(state.memory ? s.memoryOn : s.memoryOff)}</span>`);
-        const rate = cacheHitText(state.usage);
-        if (rate) {
-            bits.push(`<span class="cache" title="${escapeHtml(String(state.usage?.cachedTokens ?? 0))}/${escapeHtml(
-                String(state.usage?.promptTokens ?? 0),
-            )}">${escapeHtml(fmt(s.cacheHitRate, rate))}</span>`);
-        }
-    } else {
-        bits.push(`<span class="folder">${escapeHtml(s.noSession)}</span>`);
-    }
-    if (state.notice) {
-        bits.push(`<div class="session-notice" role="status">${escapeHtml(state.notice)}</div>`);
-    }
-    return bits.join(' ');
 }

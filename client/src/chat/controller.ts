@@ -1,0 +1,487 @@
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { parseChatEvent, parseCompactResult, parseResume, parseSessionUsage } from '../chatEvents';
+import { turnsFromHistory } from '../chatHistory';
+import { isBusy } from '../chatModel';
+import { toContextRefs } from '../contextChips';
+import { errorMessage, isCancelled, isInvalidParams, isMethodNotFound } from '../common/errors';
+import { activeFolder, folderForUri } from '../common/folders';
+import { getLog, showErrorWithOutput } from '../common/log';
+import {
+    ApproveParams,
+    ChatSendParams,
+    ChatStartResult,
+    MemoryEditResult,
+    MemoryLogResult,
+    MemoryStateResult,
+    Methods,
+} from '../protocol';
+import { ApprovalBroker } from './approvals';
+import type { ChatServer, RequestClient } from './seams';
+import { activeEditorContext } from './editorContext';
+import { ProposedTextProvider } from './proposed';
+import { SessionHistory } from './history';
+import { ChatStore } from './store';
+
+/**
+ * The chat's behaviour, apart from its webview: sessions (start, send, stop, resume, compact, delete, the
+ * last one restored after a reload), approvals, editor context and undo. It talks to the server through a
+ * narrow request seam and keeps all state in the ChatStore, which the view renders.
+ */
+
+/** workspaceState key: the session the chat showed last, reopened after a window reload. */
+export type { ChatServer, RequestClient } from './seams';
+
+export const LAST_SESSION_KEY = 'myAgent.chat.lastSession';
+
+/** What the controller asks of the view. */
+export interface ChatSurface {
+    /** Shows the chat view; `focusInput` also puts the cursor in the message box. */
+    reveal(focusInput: boolean): Promise<void>;
+    /** Makes the view visible without taking the focus (an approval is waiting). */
+    showQuietly(): void;
+    /** Puts text back into an empty message box (a send that did not go through). */
+    restoreDraft(text: string): void;
+}
+
+export interface MemorySink {
+    setState(state: MemoryStateResult): void;
+}
+
+export class ChatController implements vscode.Disposable {
+    readonly store = new ChatStore();
+    readonly approvals: ApprovalBroker;
+    private sessionFolder: string | undefined;
+    private pending: vscode.CancellationTokenSource | undefined;
+    /** Reopen the remembered session when the chat is first shown (after a reload or a server restart). */
+    private restoreWanted = true;
+    private restoring: Promise<void> | undefined;
+    private surface: ChatSurface | undefined;
+    private readonly subs: vscode.Disposable[] = [];
+    private readonly history: SessionHistory;
+
+    constructor(
+        private readonly server: ChatServer,
+        private readonly memento: vscode.Memento,
+        private readonly memory: MemorySink,
+        private readonly proposals: ProposedTextProvider,
+    ) {
+        this.approvals = new ApprovalBroker(
+            {
+                currentSession: () => this.store.state.sessionId,
+                show: (request) => this.showApproval(request),
+                settle: (callId, status) => this.store.dispatch({ type: 'approvalDecided', callId, status }),
+            },
+            getLog(),
+        );
+        this.history = new SessionHistory(this.store, server, (uri) => this.folderName(uri));
+        this.subs.push(server.onDidStop(() => this.onServerStopped()), this.store);
+    }
+
+    get sessionId(): string | undefined {
+        return this.store.state.sessionId;
+    }
+
+    get folderUri(): string | undefined {
+        return this.sessionFolder;
+    }
+
+    readonly onDidChangeSession = (listener: (id: string | undefined) => void): vscode.Disposable =>
+        this.store.onDidChangeSession(listener);
+
+    attachSurface(surface: ChatSurface | undefined): void {
+        this.surface = surface;
+    }
+
+    async reveal(focusInput = true): Promise<void> {
+        await this.surface?.reveal(focusInput);
+    }
+
+    /** Handles a myAgent/chat/event notification (validated; other sessions' events are ignored). */
+    onEvent(raw: unknown): void {
+        const event = parseChatEvent(raw);
+        if (!event) {
+            getLog().warn(`chat/event: ignored a malformed event ${JSON.stringify(raw)?.slice(0, 200)}`);
+            return;
+        }
+        if (event.sessionId !== this.store.state.sessionId) {
+            return;
+        }
+        this.store.dispatch({ type: 'event', event });
+    }
+
+    // ---- sessions ------------------------------------------------------------------------------------------
+
+    private remember(sessionId: string | undefined): void {
+        void this.memento.update(LAST_SESSION_KEY, sessionId);
+    }
+
+    private endQuietly(client: RequestClient, sessionId: string | undefined): void {
+        if (sessionId) {
+            client.sendRequest(Methods.chatEnd, { sessionId }).catch(() => undefined);
+        }
+    }
+
+    private folderName(uri: string): string {
+        return folderForUri(uri)?.name ?? (path.posix.basename(vscode.Uri.parse(uri).path) || uri);
+    }
+
+    /**
+     * New chat: forgets the old session and starts one with a freshly frozen snapshot. Returns the error
+     * message when it could not start; `quiet` keeps it in the chat instead of a notification.
+     */
+    async startSession(folder?: vscode.WorkspaceFolder, quiet = false): Promise<string | undefined> {
+        this.restoreWanted = false;
+        const client = await this.server.ready();
+        if (!client) {
+            return vscode.l10n.t('The My Agent server is not running: see the output.');
+        }
+        this.stop();
+        this.endQuietly(client, this.store.state.sessionId);
+        const target = folder ?? activeFolder();
+        try {
+            const r = await client.sendRequest<ChatStartResult>(Methods.chatStart, target ? { folder: target.uri.toString() } : {});
+            this.sessionFolder = r.folder ?? target?.uri.toString();
+            const name = (r.folder && folderForUri(r.folder)?.name) ?? target?.name ?? '';
+            this.store.dispatch({ type: 'sessionStarted', sessionId: r.sessionId, folderName: name, memory: r.memory !== false });
+            this.remember(r.sessionId);
+            return undefined;
+        } catch (e) {
+            const message = vscode.l10n.t('Could not start a chat session: {0}', errorMessage(e));
+            getLog().error(message);
+            if (!quiet) {
+                this.store.dispatch({ type: 'notice', notice: message });
+                void showErrorWithOutput(message);
+            }
+            return message;
+        }
+    }
+
+    /** Reopens the remembered session once (on the first show after a reload, or after a server restart). */
+    restoreLast(): Promise<void> {
+        if (this.restoring) {
+            return this.restoring;
+        }
+        if (!this.restoreWanted || this.store.state.sessionId) {
+            return Promise.resolve();
+        }
+        const sessionId = this.memento.get<string>(LAST_SESSION_KEY);
+        if (!sessionId) {
+            this.restoreWanted = false;
+            return Promise.resolve();
+        }
+        const restoring = this.resume(sessionId, true)
+            .then(() => undefined)
+            .finally(() => {
+                this.restoring = undefined;
+            });
+        this.restoring = restoring;
+        return restoring;
+    }
+
+    /**
+     * Reopens a persisted session with its transcript (`chat/resume`). On failure the chat says why and the
+     * next message starts a new session; the message box is never touched.
+     */
+    async resume(sessionId: string, auto = false): Promise<boolean> {
+        this.restoreWanted = false;
+        if (isBusy(this.store.state) && !auto) {
+            void vscode.window.showInformationMessage(vscode.l10n.t('Stop the running reply before opening another chat.'));
+            return false;
+        }
+        const client = await this.server.ready();
+        if (!client) {
+            this.restoreWanted = auto; // try again once the server runs
+            return false;
+        }
+        this.stop();
+        const previous = this.store.state.sessionId;
+        this.store.dispatch({
+            type: 'restoring',
+            on: true,
+            notice: auto ? vscode.l10n.t('Reopening your last chat…') : vscode.l10n.t('Reopening the chat…'),
+        });
+        try {
+            const r = parseResume(await client.sendRequest<unknown>(Methods.chatResume, { sessionId }));
+            if (!r) {
+                throw new Error(vscode.l10n.t('the server sent no transcript'));
+            }
+            if (previous && previous !== r.sessionId) {
+                this.endQuietly(client, previous);
+            }
+            this.sessionFolder = r.folder || undefined;
+            this.store.dispatch({
+                type: 'sessionResumed',
+                sessionId: r.sessionId,
+                folderName: r.folder ? this.folderName(r.folder) : '',
+                memory: r.memory,
+                turns: turnsFromHistory(r.messages),
+                notice: auto ? vscode.l10n.t('Reopened your last chat.') : undefined,
+            });
+            this.remember(r.sessionId);
+            return true;
+        } catch (e) {
+            const why = isMethodNotFound(e) ? vscode.l10n.t('this server cannot reopen sessions') : errorMessage(e);
+            getLog().warn(`chat/resume ${sessionId}: ${errorMessage(e)}`);
+            if (isMethodNotFound(e) || isInvalidParams(e)) {
+                if (this.memento.get<string>(LAST_SESSION_KEY) === sessionId) {
+                    this.remember(undefined); // it cannot come back: do not try again at every reload
+                }
+            }
+            this.store.dispatch({
+                type: 'notice',
+                notice: auto
+                    ? vscode.l10n.t('Could not reopen your last chat ({0}): your next message starts a new one.', why)
+                    : vscode.l10n.t('Could not reopen that chat: {0}', why),
+            });
+            return false;
+        } finally {
+            this.store.dispatch({ type: 'restoring', on: false, notice: this.store.state.notice });
+        }
+    }
+
+    private onServerStopped(): void {
+        this.pending?.cancel();
+        this.approvals.cancelAll();
+        if (this.store.state.sessionId) {
+            this.sessionFolder = undefined;
+            this.restoreWanted = true; // persisted: the restarted server can reopen it
+            this.store.dispatch({
+                type: 'sessionLost',
+                notice: vscode.l10n.t('The server restarted: the next message starts a new session.'),
+            });
+        }
+    }
+
+    /** The server (re)started: reopen the remembered session if the chat was shown and has none. */
+    onServerStarted(viewShown: boolean): void {
+        if (viewShown) {
+            void this.restoreLast();
+        }
+    }
+
+    // ---- turns -------------------------------------------------------------------------------------------
+
+    async send(text: string): Promise<void> {
+        if (this.restoring) {
+            await this.restoring;
+        }
+        if (isBusy(this.store.state)) {
+            this.surface?.restoreDraft(text);
+            return;
+        }
+        if (!this.store.state.sessionId && this.restoreWanted) {
+            await this.restoreLast();
+        }
+        if (!this.store.state.sessionId) {
+            const failure = await this.startSession(undefined, true);
+            if (failure) {
+                // The error shows in place, under the message the user typed; the text goes back to the box.
+                this.store.dispatch({ type: 'userSent', text });
+                this.store.dispatch({ type: 'failed', message: failure });
+                this.surface?.restoreDraft(text);
+                return;
+            }
+        }
+        const client = await this.server.ready();
+        const sessionId = this.store.state.sessionId;
+        if (!client || !sessionId) {
+            this.surface?.restoreDraft(text);
+            return;
+        }
+        const chips = this.store.state.attachments;
+        const params: ChatSendParams = { sessionId, message: text };
+        if (chips.length) {
+            params.context = toContextRefs(chips);
+        }
+        this.store.dispatch({ type: 'userSent', text, context: chips });
+        const cts = new vscode.CancellationTokenSource();
+        this.pending = cts;
+        try {
+            const r = await client.sendRequest<{ reply?: unknown; usage?: unknown }>(Methods.chatSend, params, cts.token);
+            if (this.store.state.sessionId === sessionId) {
+                this.store.dispatch({
+                    type: 'replied',
+                    reply: typeof r?.reply === 'string' ? r.reply : '',
+                    usage: parseSessionUsage(r?.usage),
+                });
+            }
+        } catch (e) {
+            if (this.store.state.sessionId !== sessionId) {
+                return;
+            }
+            if (cts.token.isCancellationRequested || isCancelled(e)) {
+                this.store.dispatch({ type: 'stopped' });
+            } else {
+                getLog().warn(`chat/send: ${errorMessage(e)}`);
+                this.store.dispatch({ type: 'failed', message: errorMessage(e) });
+            }
+        } finally {
+            if (this.pending === cts) {
+                this.pending = undefined;
+            }
+            cts.dispose();
+            // The turn is over: a card still waiting can no longer be answered.
+            this.approvals.cancelAll();
+        }
+    }
+
+    /** Stop: cancels the pending chat/send ($/cancelRequest) and every waiting approval; the session stays usable. */
+    stop(): void {
+        this.approvals.cancelAll();
+        if (this.pending) {
+            this.pending.cancel();
+            this.store.dispatch({ type: 'stopped' });
+        }
+    }
+
+    /** Compact now: the server summarizes the older turns (`chat/compact`); a marker shows where. */
+    async compact(): Promise<void> {
+        const sessionId = this.store.state.sessionId;
+        if (!sessionId || isBusy(this.store.state)) {
+            return;
+        }
+        const client = await this.server.ready();
+        if (!client) {
+            return;
+        }
+        this.store.dispatch({ type: 'compactStarted' });
+        try {
+            const r = parseCompactResult(await client.sendRequest<unknown>(Methods.chatCompact, { sessionId }));
+            this.store.dispatch({
+                type: 'compactFinished',
+                ...r,
+                notice: r.compacted ? undefined : vscode.l10n.t('Nothing to compact yet: the session is short.'),
+            });
+        } catch (e) {
+            this.store.dispatch({
+                type: 'compactFinished',
+                compacted: false,
+                before: 0,
+                after: 0,
+                notice: isMethodNotFound(e)
+                    ? vscode.l10n.t('This server cannot compact sessions.')
+                    : vscode.l10n.t('Compact failed: {0}', errorMessage(e)),
+            });
+        }
+    }
+
+    // ---- history ---------------------------------------------------------------------------------------------
+
+    openHistory(): Promise<void> {
+        return this.history.open();
+    }
+
+    closeHistory(): void {
+        this.history.close();
+    }
+
+    /** Deletes a saved session after asking; the chat that showed it starts over. */
+    async deleteSession(sessionId: string): Promise<void> {
+        const isCurrent = sessionId === this.store.state.sessionId;
+        if (isCurrent && isBusy(this.store.state)) {
+            void vscode.window.showInformationMessage(vscode.l10n.t('Stop the running reply before deleting this chat.'));
+            return;
+        }
+        if (!(await this.history.delete(sessionId))) {
+            return;
+        }
+        if (this.memento.get<string>(LAST_SESSION_KEY) === sessionId) {
+            this.remember(undefined);
+        }
+        if (isCurrent) {
+            this.sessionFolder = undefined;
+            this.store.dispatch({ type: 'sessionLost', notice: vscode.l10n.t('This chat was deleted: the next message starts a new one.') });
+        }
+    }
+
+    // ---- approvals, context, undo --------------------------------------------------------------------------
+
+    private showApproval(request: ApproveParams): void {
+        let file: vscode.Uri | undefined;
+        if (request.uri) {
+            try {
+                const parsed = vscode.Uri.parse(request.uri);
+                file = parsed.scheme === 'file' ? parsed : undefined;
+            } catch {
+                file = undefined;
+            }
+        }
+        const canDiff = !!file && request.newText !== undefined;
+        if (file && request.newText !== undefined) {
+            this.proposals.remember(request.callId, file, request.newText);
+        }
+        this.store.dispatch({
+            type: 'approvalRequested',
+            request: {
+                callId: request.callId,
+                approvalKind: request.kind,
+                title: request.title,
+                detail: request.detail,
+                path: file ? vscode.workspace.asRelativePath(file) : undefined,
+                cwd: request.cwd ? vscode.workspace.asRelativePath(vscode.Uri.file(request.cwd)) || request.cwd : undefined,
+                canDiff,
+            },
+        });
+        this.surface?.showQuietly();
+    }
+
+    decide(callId: string, approved: boolean): void {
+        this.approvals.decide(callId, approved);
+    }
+
+    async openDiff(callId: string): Promise<void> {
+        await this.proposals.openDiff(callId);
+    }
+
+    /** Attaches the active editor (or its selections) to the next message, as chips the user can remove. */
+    attachActiveEditor(): boolean {
+        const ctx = activeEditorContext();
+        if ('error' in ctx) {
+            void vscode.window.showInformationMessage(ctx.error);
+            return false;
+        }
+        this.store.dispatch({ type: 'attach', chips: ctx.chips });
+        return true;
+    }
+
+    detach(id: string): void {
+        this.store.dispatch({ type: 'detach', id });
+    }
+
+    /** Undo for a memory_changed notice: only when that change is still the folder's latest one. */
+    async undo(journalId?: string): Promise<void> {
+        const client = await this.server.ready();
+        if (!client) {
+            return;
+        }
+        const folder = this.sessionFolder ?? activeFolder()?.uri.toString();
+        try {
+            if (journalId) {
+                const log = await client.sendRequest<MemoryLogResult>(Methods.memoryLog, { folder, limit: 1 });
+                const latest = log.entries?.[log.entries.length - 1]; // newest last (limit 1: the one record)
+                if (latest && latest.id !== journalId) {
+                    void vscode.window.showWarningMessage(
+                        vscode.l10n.t(
+                            'Memory changed again after this edit, so Undo would revert a different change. Use "Undo Last Memory Change" or edit the file.',
+                        ),
+                    );
+                    return;
+                }
+            }
+            const r = await client.sendRequest<MemoryEditResult>(Methods.memoryUndo, { folder });
+            if (r.state) {
+                this.memory.setState(r.state);
+            }
+            this.store.dispatch({ type: 'undone', journalId, message: r.message ?? '' });
+        } catch (e) {
+            void vscode.window.showErrorMessage(vscode.l10n.t('Undo failed: {0}', errorMessage(e)));
+        }
+    }
+
+    dispose(): void {
+        this.pending?.cancel();
+        this.approvals.cancelAll();
+        this.subs.forEach((s) => s.dispose());
+    }
+}

@@ -1,0 +1,150 @@
+/**
+ * Approval cards: what the agent wants to do (an edit's file and diff, a command line and its folder, a
+ * memory write's diff), Approve / Deny / Open Diff while it waits, and the outcome afterwards. Every string
+ * from the server is escaped; pure (no DOM), shared by the webview bundle and the unit tests.
+ */
+import type { ApprovalPart } from '../chatModel';
+import { escapeHtml, fmt, UiStrings } from './strings';
+
+export interface DiffStats {
+    added: number;
+    removed: number;
+}
+
+/** Lines added and removed by a unified diff (file headers `---` / `+++` do not count). */
+export function diffStats(diff: string): DiffStats {
+    let added = 0;
+    let removed = 0;
+    for (const line of diff.split('\n')) {
+        if (line.startsWith('+') && !line.startsWith('+++')) {
+            added++;
+        } else if (line.startsWith('-') && !line.startsWith('---')) {
+            removed++;
+        }
+    }
+    return { added, removed };
+}
+
+/** How many diff lines a card shows; the rest is one click away in the diff editor. */
+export const MAX_DIFF_LINES = 300;
+
+function lineClass(line: string): string {
+    if (line.startsWith('+++') || line.startsWith('---')) {
+        return 'meta';
+    }
+    if (line.startsWith('@@')) {
+        return 'hunk';
+    }
+    if (line.startsWith('+')) {
+        return 'add';
+    }
+    if (line.startsWith('-')) {
+        return 'del';
+    }
+    return 'ctx';
+}
+
+/** A unified diff as a `<pre>` with one classed span per line, cut after `maxLines` with a note. */
+export function renderDiff(diff: string, s: UiStrings, maxLines = MAX_DIFF_LINES): string {
+    const lines = diff.replace(/\n$/, '').split('\n');
+    const shown = lines.slice(0, maxLines);
+    const body = shown.map((l) => `<span class="${lineClass(l)}">${escapeHtml(l)}</span>`).join('\n');
+    const more =
+        lines.length > maxLines
+            ? `<div class="diff-more">${escapeHtml(fmt(s.diffMore, String(lines.length - maxLines)))}</div>`
+            : '';
+    return `<pre class="diff">${body}</pre>${more}`;
+}
+
+function kindLabel(part: ApprovalPart, s: UiStrings): string {
+    switch (part.approvalKind) {
+        case 'edit':
+            return s.kindEdit;
+        case 'command':
+            return s.kindCommand;
+        case 'memory':
+            return s.kindMemory;
+    }
+    return s.kindAction;
+}
+
+export function statusText(part: ApprovalPart, s: UiStrings): string {
+    switch (part.status) {
+        case 'pending':
+            return s.statusPending;
+        case 'approved':
+            return part.reason === 'setting' ? s.statusBySetting : s.statusApproved;
+        case 'denied':
+            return part.reason === 'error' ? s.statusError : s.statusDenied;
+        case 'cancelled':
+            return s.statusCancelled;
+    }
+}
+
+function heading(part: ApprovalPart, s: UiStrings): string {
+    const target = part.path ?? part.title;
+    switch (part.approvalKind) {
+        case 'edit':
+            return fmt(s.approvalEdit, target);
+        case 'command':
+            return s.approvalCommand;
+        case 'memory':
+            return fmt(s.approvalMemory, target.split(/[\\/]/).pop() ?? target);
+    }
+    return part.title;
+}
+
+function button(action: string, part: ApprovalPart, label: string, aria: string, cls = ''): string {
+    const id = escapeHtml(part.callId);
+    return (
+        `<button type="button" class="${cls}" data-action="${action}" data-call-id="${id}" ` +
+        `data-key="${action}:${id}" aria-label="${escapeHtml(aria)}">${escapeHtml(label)}</button>`
+    );
+}
+
+/** One card. While pending it offers Approve, Deny and (for a file change) Open Diff; then it shows the outcome. */
+export function renderApproval(part: ApprovalPart, s: UiStrings): string {
+    const status = escapeHtml(statusText(part, s));
+    if (part.reportOnly) {
+        return (
+            `<div class="approval report ${part.status}" role="status">` +
+            `<span class="approval-kind">${escapeHtml(kindLabel(part, s))}</span> ` +
+            `<span class="approval-status">${status}</span></div>`
+        );
+    }
+    const head = heading(part, s);
+    const stats = diffStats(part.detail);
+    const statsHtml = `<span class="diff-stats" aria-label="${escapeHtml(
+        fmt(s.diffSummary, String(stats.added), String(stats.removed)),
+    )}"><span class="add">+${stats.added}</span> <span class="del">−${stats.removed}</span></span>`;
+    let body = '';
+    switch (part.approvalKind) {
+        case 'command':
+            body =
+                `<pre class="command">${escapeHtml(part.detail)}</pre>` +
+                (part.cwd ? `<div class="approval-cwd">${escapeHtml(fmt(s.approvalIn, part.cwd))}</div>` : '');
+            break;
+        case 'memory':
+            body = `<div class="approval-file"><code>${escapeHtml(part.path ?? '')}</code> ${statsHtml}</div>${renderDiff(part.detail, s)}`;
+            break;
+        default:
+            body =
+                `<div class="approval-file"><code>${escapeHtml(part.path ?? part.title)}</code> ${statsHtml}</div>` +
+                (part.detail ? `<details class="approval-diff"><summary>${escapeHtml(s.diffInline)}</summary>${renderDiff(part.detail, s)}</details>` : '');
+    }
+    const diffButton = part.canDiff ? ' ' + button('openDiff', part, s.openDiff, s.openDiffAria, 'secondary') : '';
+    const actions =
+        part.status === 'pending'
+            ? `<div class="approval-actions">${button('approve', part, s.approve, fmt(s.approveAria, head))} ` +
+              `${button('deny', part, s.deny, fmt(s.denyAria, head), 'secondary')}${diffButton}</div>`
+            : diffButton
+              ? `<div class="approval-actions">${diffButton.trim()}</div>`
+              : '';
+    const title = part.title && part.title !== head && part.title !== part.path ? `<div class="approval-sub">${escapeHtml(part.title)}</div>` : '';
+    return (
+        `<div class="approval approval-${escapeHtml(part.approvalKind ?? 'action')} ${part.status}" role="group" ` +
+        `aria-label="${escapeHtml(head)}" data-call-id="${escapeHtml(part.callId)}">` +
+        `<div class="approval-head"><span class="approval-title">${escapeHtml(head)}</span> ` +
+        `<span class="approval-status" role="status">${status}</span></div>${title}${body}${actions}</div>`
+    );
+}
