@@ -34,6 +34,7 @@ export default tseslint.config(
                 console: 'readonly',
                 setTimeout: 'readonly',
                 setImmediate: 'readonly',
+                structuredClone: 'readonly',
             },
         },
     },
