@@ -1,0 +1,140 @@
+"""list_files and search_text as the model reads them: sorted, capped, with a note saying how to
+narrow down when something was left out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .folder import Folder, WorkspaceError
+from .listing import ListingStopped, list_paths
+from .seams import CancelToken
+from .search import SearchError, SearchStopped, search
+from .settings import WorkspaceSettings
+from .textfile import cut_line
+
+__all__ = ["FindTools"]
+
+_STOPPED = {
+    "cancelled": "The turn was cancelled; the {what} was stopped. Do not retry it now.",
+    "timeout": "The {what} took longer than {seconds:g} s and was stopped; narrow it with path or glob.",
+}
+
+
+@dataclass
+class FindTools:
+    """list_files and search_text of one folder; `rg` is the ripgrep to use (None: pure Python)."""
+
+    folder: Folder
+    settings: WorkspaceSettings
+    rg: str | None
+    cancel: CancelToken | None = None
+
+    def list(self, path: str | None, glob: str | None) -> str:
+        start = self.folder.resolve(path, default=".")
+        rel = self.folder.rel(start)
+        if not start.exists():
+            raise WorkspaceError(self.folder.describe_missing(start))
+        try:
+            listing = list_paths(
+                self.folder.root,
+                start,
+                glob=glob or None,
+                rg=self.rg,
+                scan_limit=self.settings.list_scan_limit,
+                cancel=self.cancel,
+                timeout_s=self.settings.search_timeout_s,
+            )
+        except ValueError as exc:
+            raise WorkspaceError(str(exc)) from None
+        except ListingStopped as exc:
+            raise WorkspaceError(self._stopped(str(exc), "listing")) from None
+        where = "the workspace folder" if rel == "." else rel
+        matching = f" matching {glob!r}" if glob else ""
+        if not listing.paths:
+            return (
+                f"No files under {where}{matching}. (Files ignored by .gitignore are not listed; "
+                "name an ignored folder in path to list it anyway.)"
+            )
+        cap = self.settings.list_max_entries
+        shown = listing.paths[:cap]
+        count = (
+            f"{len(listing.paths):,}" if listing.complete else f"more than {len(listing.paths):,}"
+        )
+        lines = [f"{count} file{'s' if len(listing.paths) != 1 else ''} under {where}{matching}:"]
+        lines.extend(shown)
+        if len(listing.paths) > cap or not listing.complete:
+            lines.append(
+                f"[showing the first {len(shown):,} of {count} files: narrow it with path (a "
+                "subfolder) or glob (e.g. '*.py')]"
+            )
+        return "\n".join(lines)
+
+    def search(self, query: str, path: str | None, glob: str | None, regex: bool) -> str:
+        start = self.folder.resolve(path, default=".")
+        rel = self.folder.rel(start)
+        if not start.exists():
+            raise WorkspaceError(self.folder.describe_missing(start))
+        settings = self.settings
+        try:
+            result = search(
+                self.folder.root,
+                start,
+                query,
+                regex=regex,
+                glob=glob or None,
+                rg=self.rg,
+                max_per_file=settings.search_max_per_file,
+                collect_limit=settings.search_collect_limit,
+                max_filesize=settings.search_max_filesize,
+                cancel=self.cancel,
+                timeout_s=settings.search_timeout_s,
+            )
+        except (SearchError, ValueError) as exc:
+            raise WorkspaceError(str(exc)) from None
+        except SearchStopped as exc:
+            raise WorkspaceError(self._stopped(str(exc), "search")) from None
+        where = "the workspace folder" if rel == "." else rel
+        matching = f" (files matching {glob!r})" if glob else ""
+        kind = "regex" if regex else "text"
+        if not result.hits:
+            hint = (
+                "The search is case-sensitive; try a shorter or different query, or regex=true "
+                "with (?i) to ignore case."
+                if not regex
+                else "Check the regex, or try (?i) to ignore case."
+            )
+            return (
+                f"No matches for the {kind} {query!r} in {where}{matching}. {hint} (Files ignored "
+                "by .gitignore and binary files are not searched.)"
+            )
+        hits = result.hits
+        files = len({hit.path for hit in hits})
+        cap = settings.search_max_results
+        shown = hits[:cap]
+        total = f"{len(hits):,}" if result.complete else f"more than {len(hits):,}"
+        header = f"{total} matching line{'s' if len(hits) != 1 else ''} in {files:,} file"
+        header += f"{'s' if files != 1 else ''} for the {kind} {query!r} in {where}{matching}:"
+        lines = [header]
+        lines.extend(
+            f"{hit.path}:{hit.line}: {cut_line(hit.text, settings.search_line_chars, around=hit.column)}"
+            for hit in shown
+        )
+        if len(hits) > cap or not result.complete:
+            lines.append(
+                f"[showing the first {len(shown):,} of {total} matching lines: narrow it with path, "
+                "glob or a more specific query]"
+            )
+        more = sorted(result.more_in)
+        if more:
+            listed = ", ".join(more[:10]) + (
+                f" and {len(more) - 10} more" if len(more) > 10 else ""
+            )
+            lines.append(
+                f"[only the first {settings.search_max_per_file} matching lines of each file are "
+                f"shown; more match in {listed}: search that file with path to see them]"
+            )
+        return "\n".join(lines)
+
+    def _stopped(self, why: str, what: str) -> str:
+        template = _STOPPED.get(why, "The {what} was stopped.")
+        return template.format(what=what, seconds=self.settings.search_timeout_s)
