@@ -30,6 +30,7 @@ class FindTools:
     cancel: CancelToken | None = None
 
     def list(self, path: str | None, glob: str | None) -> str:
+        self._check_cancel("listing")
         start = self.folder.resolve(path, default=".")
         rel = self.folder.rel(start)
         if not start.exists():
@@ -70,6 +71,7 @@ class FindTools:
         return "\n".join(lines)
 
     def search(self, query: str, path: str | None, glob: str | None, regex: bool) -> str:
+        self._check_cancel("search")
         start = self.folder.resolve(path, default=".")
         rel = self.folder.rel(start)
         if not start.exists():
@@ -134,6 +136,10 @@ class FindTools:
                 f"shown; more match in {listed}: search that file with path to see them]"
             )
         return "\n".join(lines)
+
+    def _check_cancel(self, what: str) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise WorkspaceError(self._stopped("cancelled", what))
 
     def _stopped(self, why: str, what: str) -> str:
         template = _STOPPED.get(why, "The {what} was stopped.")
