@@ -193,12 +193,17 @@ def _turn(
     questions from the tools are asked here, on the main thread, where Ctrl-C reaches them."""
     outcome: dict[str, BaseException] = {}
     cancel.clear()
+    # Completion is an Event, not Thread.join(timeout): a join interrupted by Ctrl-C can mark a
+    # still-running thread as finished (CPython's bpo-45274 handling), ending the turn too early.
+    finished = threading.Event()
 
     def work() -> None:
         try:
             agent.run(text)
         except BaseException as exc:
             outcome["error"] = exc
+        finally:
+            finished.set()
 
     def stop() -> None:
         cancel.set()
@@ -207,9 +212,9 @@ def _turn(
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
     current: _Question | None = None
-    while worker.is_alive():
+    while not finished.is_set():
         try:
-            worker.join(0.05)
+            finished.wait(0.05)
             current = approver.next_question()
             if current is not None:
                 view.end_reply()
