@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,45 @@ def test_both_backends_agree_on_random_trees(tmp_path: Path) -> None:
             )
             assert with_rg == walked, (seed, glob)
         shutil.rmtree(root)
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.parametrize("backend", ["python"])
+def test_list_files_in_a_git_work_tree_asks_git(workspace: Workspace) -> None:
+    root = workspace.root
+    workspace.write(".gitignore", "*.log\n")
+    workspace.write("src/a.py", "a\n")
+    workspace.write("src/gone.py", "deleted later\n")
+    workspace.write("forced.log", "tracked although ignored\n")
+    git(root, "init", "-q")
+    git(root, "add", ".gitignore", "src")
+    git(root, "add", "-f", "forced.log")
+    git(root, "commit", "-qm", "init")
+    (root / "src" / "gone.py").unlink()  # deleted, still in the index
+    workspace.write("src/new.py", "untracked\n")
+    workspace.write("debug.log", "ignored\n")
+    workspace.write("vendor/other/lib.py", "x\n")
+    git(root / "vendor" / "other", "init", "-q")  # another repository inside: not descended
+    workspace.build(use_git=True)
+    assert listed(workspace.ok("list_files")) == [
+        ".gitignore",
+        "forced.log",
+        "src/a.py",
+        "src/new.py",
+    ]
+    assert listed(workspace.ok("list_files", path="src")) == ["src/a.py", "src/new.py"]
+    # A glob is answered by the walker (git cannot apply it the same way).
+    assert listed(workspace.ok("list_files", glob="*.py")) == [
+        "src/a.py",
+        "src/new.py",
+        "vendor/other/lib.py",
+    ]

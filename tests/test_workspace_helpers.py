@@ -90,7 +90,9 @@ class Workspace:
     tools: dict[str, Tool] = field(default_factory=dict)
 
     def build(self, **settings: object) -> Workspace:
-        chosen = WorkspaceSettings(use_ripgrep=self.backend == "rg", **settings)  # type: ignore[arg-type]
+        options: dict[str, object] = {"use_ripgrep": self.backend == "rg", "use_git": False}
+        options.update(settings)
+        chosen = WorkspaceSettings(**options)  # type: ignore[arg-type]
         built = make_workspace_tools(
             self.root,
             approver=self.approver,

@@ -3,10 +3,12 @@ narrow down when something was left out."""
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 
 from .folder import Folder, WorkspaceError
-from .listing import ListingStopped, list_paths
+from .listing import Listing, ListingStopped, list_paths
 from .seams import CancelToken
 from .search import SearchError, SearchStopped, search
 from .settings import WorkspaceSettings
@@ -44,6 +46,7 @@ class FindTools:
                 scan_limit=self.settings.list_scan_limit,
                 cancel=self.cancel,
                 timeout_s=self.settings.search_timeout_s,
+                use_git=self.settings.use_git,
             )
         except ValueError as exc:
             raise WorkspaceError(str(exc)) from None
@@ -51,24 +54,43 @@ class FindTools:
             raise WorkspaceError(self._stopped(str(exc), "listing")) from None
         where = "the workspace folder" if rel == "." else rel
         matching = f" matching {glob!r}" if glob else ""
-        if not listing.paths:
+        cap = self.settings.list_max_entries
+        shown, total = self._shown(listing, cap)
+        if not shown:
             return (
                 f"No files under {where}{matching}. (Files ignored by .gitignore are not listed; "
                 "name an ignored folder in path to list it anyway.)"
             )
-        cap = self.settings.list_max_entries
-        shown = listing.paths[:cap]
-        count = (
-            f"{len(listing.paths):,}" if listing.complete else f"more than {len(listing.paths):,}"
-        )
-        lines = [f"{count} file{'s' if len(listing.paths) != 1 else ''} under {where}{matching}:"]
+        count = f"{total:,}" if listing.complete else f"more than {total:,}"
+        lines = [f"{count} file{'s' if total != 1 else ''} under {where}{matching}:"]
         lines.extend(shown)
-        if len(listing.paths) > cap or not listing.complete:
+        if total > cap or not listing.complete:
             lines.append(
                 f"[showing the first {len(shown):,} of {count} files: narrow it with path (a "
                 "subfolder) or glob (e.g. '*.py')]"
             )
         return "\n".join(lines)
+
+    def _shown(self, listing: Listing, cap: int) -> tuple[list[str], int]:
+        """The first `cap` paths and the total; entries from git's index are checked to still be
+        regular files (a deleted or replaced one is dropped) before they are shown."""
+        if listing.verified:
+            return listing.paths[:cap], len(listing.paths)
+        root = self.folder.root
+        shown: list[str] = []
+        dropped = 0
+        for rel in listing.paths:
+            if len(shown) >= cap:
+                break
+            try:
+                is_file = stat.S_ISREG(os.lstat(root / rel).st_mode)
+            except OSError:
+                is_file = False
+            if is_file:
+                shown.append(rel)
+            else:
+                dropped += 1
+        return shown, len(listing.paths) - dropped
 
     def search(self, query: str, path: str | None, glob: str | None, regex: bool) -> str:
         self._check_cancel("search")

@@ -19,7 +19,8 @@ from pathlib import Path
 from my_agent_core.paths import PathRefused, read_regular
 
 from .ignore import GlobFilter, WalkCancelled, walk_files
-from .ripgrep import BASE_FLAGS, RipgrepRun
+from .process import StreamedRun
+from .ripgrep import BASE_FLAGS
 from .seams import CancelToken
 from .textfile import BOM
 
@@ -144,7 +145,7 @@ def _with_ripgrep(
     args += ["--glob", "!.git", "--regexp", query]
     if start != root:
         args += ["--", os.path.relpath(start, root)]
-    run = RipgrepRun(args, root, cancel, timeout_s)
+    run = StreamedRun(args, root, cancel, timeout_s)
     result = SearchResult()
     per_file: dict[str, int] = {}
     try:
