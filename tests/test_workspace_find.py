@@ -3,9 +3,11 @@ randomised trees on which both backends must agree."""
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from tests.test_workspace_helpers import *  # noqa: F403
 from tests.test_workspace_helpers import RG, Workspace
 
 from my_agent_core.workspace.ignore import GlobFilter, walk_files
-from my_agent_core.workspace.listing import list_paths
+from my_agent_core.workspace.ripgrep import BASE_FLAGS
 
 
 def project(ws: Workspace) -> Workspace:
@@ -33,6 +35,13 @@ def project(ws: Workspace) -> Workspace:
     ws.write(".env", "HELPER=1\n")
     ws.write(".git/config", "[core]\n helper = yes\n")
     return ws
+
+
+def rg_files(root: Path, glob: str | None) -> list[str]:
+    """What `rg --files` lists with the flags the tools use for ripgrep."""
+    args = [str(RG), "--files", *BASE_FLAGS, *(["--glob", glob] if glob else []), "--glob", "!.git"]
+    out = subprocess.run(args, cwd=root, capture_output=True, check=False).stdout.decode()
+    return sorted(line.removeprefix("./") for line in out.splitlines())
 
 
 def listed(text: str) -> list[str]:
@@ -224,51 +233,55 @@ def test_both_backends_agree_on_random_trees(tmp_path: Path) -> None:
         for folder in rnd.sample(folders, min(len(folders), rnd.randint(1, 3))):
             (folder / ".gitignore").write_text("\n".join(rnd.sample(patterns, rnd.randint(1, 5))))
         for glob in (None, "*.py", "!*.log", "src/**", "*.{txt,log}"):
-            with_rg = list_paths(root, root, glob=glob, rg=RG, scan_limit=10_000).paths
-            walked = sorted(
-                rel for rel, _ in walk_files(root, root, glob=GlobFilter(glob) if glob else None)
-            )
+            with_rg = rg_files(root, glob)
+            walked = sorted(walk_files(root, root, glob=GlobFilter(glob) if glob else None))
             assert with_rg == walked, (seed, glob)
         shutil.rmtree(root)
 
 
-def git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
+def backdate(root: Path) -> None:
+    """Stamp every folder and file an hour old, so the next listing is not racy and is kept."""
+    old = time.time() - 3600
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (old, old), follow_symlinks=False)
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-@pytest.mark.parametrize("backend", ["python"])
-def test_list_files_in_a_git_work_tree_asks_git(workspace: Workspace) -> None:
-    root = workspace.root
-    workspace.write(".gitignore", "*.log\n")
-    workspace.write("src/a.py", "a\n")
-    workspace.write("src/gone.py", "deleted later\n")
-    workspace.write("forced.log", "tracked although ignored\n")
-    git(root, "init", "-q")
-    git(root, "add", ".gitignore", "src")
-    git(root, "add", "-f", "forced.log")
-    git(root, "commit", "-qm", "init")
-    (root / "src" / "gone.py").unlink()  # deleted, still in the index
-    workspace.write("src/new.py", "untracked\n")
-    workspace.write("debug.log", "ignored\n")
-    workspace.write("vendor/other/lib.py", "x\n")
-    git(root / "vendor" / "other", "init", "-q")  # another repository inside: not descended
-    workspace.build(use_git=True)
-    assert listed(workspace.ok("list_files")) == [
-        ".gitignore",
-        "forced.log",
-        "src/a.py",
-        "src/new.py",
-    ]
-    assert listed(workspace.ok("list_files", path="src")) == ["src/a.py", "src/new.py"]
-    # A glob is answered by the walker (git cannot apply it the same way).
-    assert listed(workspace.ok("list_files", glob="*.py")) == [
-        "src/a.py",
-        "src/new.py",
-        "vendor/other/lib.py",
-    ]
+def test_listings_are_remembered_until_something_changes(tmp_path: Path, monkeypatch) -> None:
+    import my_agent_core.workspace.listing as listing
+
+    walks = []
+    real_walk = listing.walk_files
+
+    def counting_walk(*args, **kwargs):
+        walks.append(1)
+        return real_walk(*args, **kwargs)
+
+    monkeypatch.setattr(listing, "walk_files", counting_walk)
+    root = tmp_path.resolve()
+    (root / "src").mkdir()
+    (root / "src" / "a.py").write_text("a")
+    (root / ".gitignore").write_text("*.log\n")
+    (root / "x.log").write_text("x")
+    cache = listing.ListingCache()
+
+    def names() -> list[str]:
+        return listing.list_paths(root, root, glob=None, scan_limit=1000, cache=cache).paths
+
+    assert names() == [".gitignore", "src/a.py"]
+    assert (
+        names() == [".gitignore", "src/a.py"] and len(walks) == 2
+    )  # fresh folders: racy, not kept
+    backdate(root)
+    names()
+    assert names() == [".gitignore", "src/a.py"] and len(walks) == 3  # kept, then served
+    (root / "src" / "b.py").write_text("b")  # a new file changes its folder's stamp
+    assert names() == [".gitignore", "src/a.py", "src/b.py"] and len(walks) == 4
+    backdate(root)
+    names()
+    with open(root / ".gitignore", "w") as handle:  # edited in place: no folder stamp changes
+        handle.write("*.py\n")
+    assert names() == [".gitignore", "x.log"]
+    backdate(root)
+    names()
+    (root / "src" / "a.py").rename(root / "src" / "c.txt")
+    assert names() == [".gitignore", "src/c.txt", "x.log"]

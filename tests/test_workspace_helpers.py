@@ -90,7 +90,7 @@ class Workspace:
     tools: dict[str, Tool] = field(default_factory=dict)
 
     def build(self, **settings: object) -> Workspace:
-        options: dict[str, object] = {"use_ripgrep": self.backend == "rg", "use_git": False}
+        options: dict[str, object] = {"use_ripgrep": self.backend == "rg"}
         options.update(settings)
         chosen = WorkspaceSettings(**options)  # type: ignore[arg-type]
         built = make_workspace_tools(

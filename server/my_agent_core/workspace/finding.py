@@ -3,12 +3,10 @@ narrow down when something was left out."""
 
 from __future__ import annotations
 
-import os
-import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .folder import Folder, WorkspaceError
-from .listing import Listing, ListingStopped, list_paths
+from .listing import ListingCache, ListingStopped, list_paths
 from .seams import CancelToken
 from .search import SearchError, SearchStopped, search
 from .settings import WorkspaceSettings
@@ -24,12 +22,14 @@ _STOPPED = {
 
 @dataclass
 class FindTools:
-    """list_files and search_text of one folder; `rg` is the ripgrep to use (None: pure Python)."""
+    """list_files and search_text of one folder; `rg` is the ripgrep search_text uses (None: the
+    pure-Python search). Listings are remembered between calls while nothing changed."""
 
     folder: Folder
     settings: WorkspaceSettings
     rg: str | None
     cancel: CancelToken | None = None
+    _cache: ListingCache = field(default_factory=ListingCache)
 
     def list(self, path: str | None, glob: str | None) -> str:
         self._check_cancel("listing")
@@ -42,11 +42,10 @@ class FindTools:
                 self.folder.root,
                 start,
                 glob=glob or None,
-                rg=self.rg,
                 scan_limit=self.settings.list_scan_limit,
                 cancel=self.cancel,
                 timeout_s=self.settings.search_timeout_s,
-                use_git=self.settings.use_git,
+                cache=self._cache,
             )
         except ValueError as exc:
             raise WorkspaceError(str(exc)) from None
@@ -55,7 +54,7 @@ class FindTools:
         where = "the workspace folder" if rel == "." else rel
         matching = f" matching {glob!r}" if glob else ""
         cap = self.settings.list_max_entries
-        shown, total = self._shown(listing, cap)
+        shown, total = listing.paths[:cap], len(listing.paths)
         if not shown:
             return (
                 f"No files under {where}{matching}. (Files ignored by .gitignore are not listed; "
@@ -70,27 +69,6 @@ class FindTools:
                 "subfolder) or glob (e.g. '*.py')]"
             )
         return "\n".join(lines)
-
-    def _shown(self, listing: Listing, cap: int) -> tuple[list[str], int]:
-        """The first `cap` paths and the total; entries from git's index are checked to still be
-        regular files (a deleted or replaced one is dropped) before they are shown."""
-        if listing.verified:
-            return listing.paths[:cap], len(listing.paths)
-        root = self.folder.root
-        shown: list[str] = []
-        dropped = 0
-        for rel in listing.paths:
-            if len(shown) >= cap:
-                break
-            try:
-                is_file = stat.S_ISREG(os.lstat(root / rel).st_mode)
-            except OSError:
-                is_file = False
-            if is_file:
-                shown.append(rel)
-            else:
-                dropped += 1
-        return shown, len(listing.paths) - dropped
 
     def search(self, query: str, path: str | None, glob: str | None, regex: bool) -> str:
         self._check_cancel("search")

@@ -96,18 +96,26 @@ def _read_rules(path: str) -> list[_Rule]:
     return _compile(data.decode("utf-8", errors="replace").splitlines())
 
 
-def _level_of(folder: str, names: set[str] | None = None) -> _Level | None:
-    """The rules of `folder` (None when it has none and no .git); `names`: its entries when known."""
+def _level_of(
+    folder: str, names: set[str] | None = None, seen: list[str] | None = None
+) -> _Level | None:
+    """The rules of `folder` (None when it has none and no .git); `names`: its entries when known
+    (else every ignore file name is tried). `seen` collects the ignore files consulted, present or
+    not, so a listing cache notices one being created, edited or removed."""
     level = _Level(folder.rstrip("/") + "/")
     for kind in _KINDS:
         if names is not None and kind not in names:
             continue
+        if seen is not None:
+            seen.append(level.base + kind)
         rules = _read_rules(level.base + kind)
         if rules:
             level.rules[kind] = rules
     git = level.base + ".git"
     level.has_git = (".git" in names) if names is not None else os.path.lexists(git)
     if level.has_git and os.path.isdir(git) and not os.path.islink(git):
+        if seen is not None:
+            seen.append(git + "/info/exclude")
         rules = _read_rules(git + "/info/exclude")
         if rules:
             level.rules["exclude"] = rules
@@ -117,18 +125,31 @@ def _level_of(folder: str, names: set[str] | None = None) -> _Level | None:
 class IgnoreRules:
     """The ignore rules in force for the entries of one folder (its own and its ancestors')."""
 
-    __slots__ = ("_chain",)
+    __slots__ = ("_chain", "_checks")
 
     def __init__(self, chain: tuple[_Level, ...]) -> None:
         self._chain = chain  # deepest first
+        # Flattened once per folder, in ripgrep's precedence: every level's .rgignore (deepest
+        # first), then .ignore, then .gitignore and exclude (up to the first repository top).
+        checks: list[tuple[str, list[_Rule], re.Pattern[str]]] = []
+        for kind in (*_KINDS, "exclude"):
+            for level in chain:
+                rules = level.rules.get(kind)
+                if rules:
+                    checks.append((level.base, rules, _any_of(rules)))
+                if level.has_git and kind in _GIT_KINDS:
+                    break
+        self._checks = tuple(checks)
 
     @classmethod
-    def above(cls, folder: Path) -> IgnoreRules:
+    def above(cls, folder: Path, seen: list[str] | None = None) -> IgnoreRules:
         """The ignore files of `folder` and of every folder above it, nearest first."""
         chain: list[_Level] = []
         current = Path(os.path.realpath(folder))
         while True:
-            level = _level_of(str(current))
+            # Only the ignore files count here (present or not): a busy folder above, like /tmp,
+            # changes its own stamp all the time without changing what is listed below.
+            level = _level_of(str(current), seen=seen)
             if level is not None:
                 chain.append(level)
             if current.parent == current:
@@ -140,19 +161,21 @@ class IgnoreRules:
         return self if level is None else IgnoreRules((level, *self._chain))
 
     def ignored(self, abs_path: str, is_dir: bool) -> bool:
-        for kind in (*_KINDS, "exclude"):
-            saw_git = False
-            for level in self._chain:
-                if saw_git and kind in _GIT_KINDS:
-                    break
-                rules = level.rules.get(kind)
-                if rules:
-                    rel = abs_path[len(level.base) :]
-                    verdict = _last_match(rules, rel + "/" if is_dir else rel)
-                    if verdict is not None:
-                        return verdict
-                saw_git = saw_git or level.has_git
+        for base, rules, quick in self._checks:
+            rel = abs_path[len(base) :]
+            path = rel + "/" if is_dir else rel
+            if quick.search(path) is None:  # most paths match no pattern of a file at all
+                continue
+            verdict = _last_match(rules, path)
+            if verdict is not None:
+                return verdict
         return False
+
+
+def _any_of(rules: list[_Rule]) -> re.Pattern[str]:
+    """One regex that matches wherever any rule might (a quick first filter; rules decide)."""
+    parts = [re.sub(r"\(\?P<[^>]+>", "(?:", rule.regex.pattern) for rule in rules]
+    return re.compile("|".join(f"(?:{part})" for part in parts))
 
 
 class GlobFilter:
@@ -193,16 +216,21 @@ def walk_files(
     glob: GlobFilter | None = None,
     cancel: CancelToken | None = None,
     deadline: float | None = None,
-) -> Iterator[tuple[str, int]]:
-    """(path relative to `root`, size) of every file under `start` the tools may see, in no
-    particular order. `root` and `start` are real paths, `start` inside `root`."""
+    seen: list[str] | None = None,
+) -> Iterator[str]:
+    """The path (relative to `root`) of every file under `start` the tools may see, in no
+    particular order. `root` and `start` are real paths, `start` inside `root`. `seen` collects
+    the folders scanned and the ignore files consulted: while none of them changes, neither does
+    the list of files."""
 
     root_s = str(root)
     start_s = str(start)
     if os.path.isfile(start_s) and not os.path.islink(start_s):
-        yield _rel(root_s, start_s), os.stat(start_s).st_size
+        if seen is not None:
+            seen.append(start_s)
+        yield _rel(root_s, start_s)
         return
-    base_rules = IgnoreRules.above(start.parent) if start != Path("/") else IgnoreRules(())
+    base_rules = IgnoreRules.above(start.parent, seen) if start != Path("/") else IgnoreRules(())
     stack: list[tuple[str, IgnoreRules]] = [(start_s, base_rules)]
     checked = 0
     while stack:
@@ -213,7 +241,9 @@ def walk_files(
         except OSError:
             continue
         names = {entry.name for entry in entries}
-        rules = rules_above.below(_level_of(folder, names))
+        if seen is not None:
+            seen.append(folder)
+        rules = rules_above.below(_level_of(folder, names, seen))
         for entry in entries:
             checked += 1
             if checked % 512 == 0:
@@ -242,11 +272,7 @@ def walk_files(
             if is_dir:
                 stack.append((path, rules))
             else:
-                try:
-                    size = entry.stat(follow_symlinks=False).st_size
-                except OSError:
-                    continue
-                yield rel, size
+                yield rel
 
 
 def _rel(root: str, path: str) -> str:

@@ -1,26 +1,29 @@
-"""list_files: the files under a folder that the tools may see, sorted: from git's index in a git
-work tree (fast: no walk of tracked folders), else from ripgrep or the pure-Python walker.
+"""list_files: the files under a folder that the tools may see, sorted, from the walker of
+ignore.py (the same files ripgrep sees), remembered between calls while nothing changed.
 
-In a git work tree the listing is git's own (`git ls-files --cached --others --exclude-standard`):
-tracked files, plus untracked files that .gitignore does not exclude. Its entries are not checked
-one by one (a file deleted but still in the index is listed by git), so `Listing.verified` is
-False and the caller checks the entries it shows.
+A walk of a big repository costs tens of milliseconds; a model lists the same folder again and
+again. As git's untracked cache does, a listing is kept with the modification stamps of every folder
+it scanned and every ignore file it read: creating, deleting or renaming a file changes its
+folder's stamp, so while all stamps are unchanged the list is too. A folder stamped too close to
+the walk's start is "racy" (it may have changed within the clock's resolution): such a listing is
+not kept.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
 from .ignore import GlobFilter, WalkCancelled, walk_files
-from .process import StreamedRun
-from .ripgrep import BASE_FLAGS
 from .seams import CancelToken
 
-__all__ = ["Listing", "ListingStopped", "list_paths"]
+__all__ = ["Listing", "ListingCache", "ListingStopped", "list_paths"]
+
+_RACY_NS = 50_000_000  # a stamp this close to the walk's start may hide a change in the same tick
+Stamp = tuple[int, int, int] | None
 
 
 class ListingStopped(Exception):
@@ -30,12 +33,47 @@ class ListingStopped(Exception):
 @dataclass(frozen=True)
 class Listing:
     """Sorted paths relative to the workspace folder; `complete` is False when the walk stopped at
-    its scan limit (then `paths` holds what was found); `verified` is False when the entries come
-    from git's index and may name files deleted since."""
+    its scan limit (then `paths` holds what was found)."""
 
     paths: list[str]
     complete: bool
-    verified: bool = True
+
+
+def _stamp(path: str) -> Stamp:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+class ListingCache:
+    """The last few complete listings of one folder, each valid while its stamps are unchanged."""
+
+    def __init__(self, capacity: int = 8) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[tuple[str, str | None], tuple[list[str], dict[str, Stamp]]]
+        self._entries = OrderedDict()
+
+    def get(self, key: tuple[str, str | None]) -> list[str] | None:
+        found = self._entries.get(key)
+        if found is None:
+            return None
+        paths, stamps = found
+        if any(_stamp(path) != stamp for path, stamp in stamps.items()):
+            del self._entries[key]
+            return None
+        self._entries.move_to_end(key)
+        return paths
+
+    def put(self, key: tuple[str, str | None], paths: list[str], seen: list[str], t0: int) -> None:
+        stamps = {path: _stamp(path) for path in seen}
+        if any(stamp is not None and stamp[0] >= t0 - _RACY_NS for stamp in stamps.values()):
+            return
+        self._entries[key] = (paths, stamps)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)
 
 
 def list_paths(
@@ -43,106 +81,32 @@ def list_paths(
     start: Path,
     *,
     glob: str | None,
-    rg: str | None,
     scan_limit: int,
     cancel: CancelToken | None = None,
     timeout_s: float = 60.0,
-    use_git: bool = False,
+    cache: ListingCache | None = None,
 ) -> Listing:
-    """Every visible file under `start` (real paths, `start` inside `root`): git's listing when
-    `use_git` and `root` is a git work tree (and no glob is given); else ripgrep when `rg` is given,
-    the pure-Python walker otherwise (the same files either way)."""
+    """Every visible file under `start` (real paths, `start` inside `root`), sorted."""
     matcher = GlobFilter(glob) if glob else None
-    if use_git and glob is None and (root / ".git").exists():
-        listed = _with_git(root, start, scan_limit, cancel, timeout_s)
-        if listed is not None:
-            return listed
-    if rg is not None:
-        return _with_ripgrep(root, start, glob, rg, scan_limit, cancel, timeout_s)
+    key = (str(start), glob)
+    if cache is not None:
+        remembered = cache.get(key)
+        if remembered is not None:
+            return Listing(remembered, True)
     found: list[str] = []
+    seen: list[str] = []
+    t0 = time.time_ns()
     deadline = time.monotonic() + timeout_s
     try:
-        for rel, _size in walk_files(root, start, glob=matcher, cancel=cancel, deadline=deadline):
+        for rel in walk_files(
+            root, start, glob=matcher, cancel=cancel, deadline=deadline, seen=seen
+        ):
             found.append(rel)
             if len(found) >= scan_limit:
                 return Listing(sorted(found), False)
     except WalkCancelled as exc:
         raise ListingStopped(str(exc)) from None
-    return Listing(sorted(found), True)
-
-
-def _with_ripgrep(
-    root: Path,
-    start: Path,
-    glob: str | None,
-    rg: str,
-    scan_limit: int,
-    cancel: CancelToken | None,
-    timeout_s: float,
-) -> Listing:
-    args = [rg, "--files", *BASE_FLAGS]
-    if glob:
-        args += ["--glob", glob]
-    args += ["--glob", "!.git"]
-    if start != root:
-        args += ["--", os.path.relpath(start, root)]
-    run = StreamedRun(args, root, cancel, timeout_s)
-    found: list[str] = []
-    complete = True
-    try:
-        for raw in run.lines():
-            line = raw.rstrip(b"\n").decode("utf-8", errors="surrogateescape")
-            found.append(line[2:] if line.startswith("./") else line)
-            if len(found) >= scan_limit:
-                complete = False
-                break
-    finally:
-        run.close()
-    if run.stopped:
-        raise ListingStopped(run.stopped)
-    return Listing(sorted(found), complete)
-
-
-def _with_git(
-    root: Path, start: Path, scan_limit: int, cancel: CancelToken | None, timeout_s: float
-) -> Listing | None:
-    """git's listing, or None when git is missing or this is not a work tree git can read."""
-    git = shutil.which("git")
-    if git is None:
-        return None
-    args = [
-        git,
-        "-c",
-        "core.fsmonitor=false",  # never start a monitor program named by the repository's config
-        "ls-files",
-        "-z",
-        "--cached",
-        "--others",
-        "--exclude-standard",
-        "--deduplicate",
-    ]
-    if start != root:
-        args += ["--", os.path.relpath(start, root)]
-    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
-    try:
-        run = StreamedRun(args, root, cancel, timeout_s, env)
-    except OSError:
-        return None
-    chunks: list[bytes] = []
-    try:
-        chunks.extend(run.lines())
-    finally:
-        code, _stderr = run.close()
-    if run.stopped:
-        raise ListingStopped(run.stopped)
-    if code != 0:
-        return None
-    found = [
-        entry.decode("utf-8", errors="surrogateescape")
-        for entry in b"".join(chunks).split(b"\0")
-        if entry and not entry.endswith(b"/")  # "nested/": another repository, not a file
-    ]
     found.sort()
-    if len(found) > scan_limit:
-        return Listing(found[:scan_limit], False, verified=False)
-    return Listing(found, True, verified=False)
+    if cache is not None:
+        cache.put(key, found, seen, t0)
+    return Listing(found, True)

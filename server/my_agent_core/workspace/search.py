@@ -238,14 +238,12 @@ def _with_python(
     result = SearchResult()
     root_s = str(root)
     try:
-        for rel, size in walk_files(root, start, glob=matcher, cancel=cancel, deadline=deadline):
-            if size > max_filesize:
-                continue
+        for rel in walk_files(root, start, glob=matcher, cancel=cancel, deadline=deadline):
             if cancel is not None and cancel.is_set():
                 raise SearchStopped("cancelled")
             if time.monotonic() > deadline:
                 raise SearchStopped("timeout")
-            try:
+            try:  # over the size cap (FileTooLarge), vanished or special: skipped, as by rg
                 data = read_regular(os.path.join(root_s, rel), max_bytes=max_filesize)
             except PathRefused:
                 continue

@@ -28,9 +28,7 @@ class WorkspaceSettings:
     ripgrep: str | None = None
     """Path of the `rg` to use (e.g. VS Code's bundled one); None: `rg` on PATH."""
     use_ripgrep: bool = True
-    """False: always use the pure-Python search and listing (the same results, slower)."""
-    use_git: bool = True
-    """list_files without a glob in a git work tree asks git (fast on big repositories)."""
+    """False: search_text uses the pure-Python search (the same results, slower)."""
 
     read_max_bytes: int = 8 * 1024 * 1024
     """read_file reads at most this much of a file on disk; the rest is reached with search_text."""
