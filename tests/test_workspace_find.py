@@ -285,3 +285,11 @@ def test_listings_are_remembered_until_something_changes(tmp_path: Path, monkeyp
     names()
     (root / "src" / "a.py").rename(root / "src" / "c.txt")
     assert names() == [".gitignore", "src/c.txt", "x.log"]
+
+
+def test_a_fifo_is_never_searched(workspace: Workspace) -> None:
+    os.mkfifo(workspace.root / "pipe")
+    workspace.write("a.txt", "x\n")
+    assert "FIFO" in workspace.fails("search_text", query="x", path="pipe")  # and did not block
+    assert workspace.ok("search_text", query="x").splitlines()[1:] == ["a.txt:1: x"]
+    assert listed(workspace.ok("list_files")) == ["a.txt"]

@@ -323,15 +323,19 @@ class TerminalApprover:
         question = _Question(request)
         self._questions.put(question)
         while not question.done.wait(0.1):
-            if self._cancel.is_set():
-                return Decision.deny("cancelled", "the turn was cancelled")
+            if self._cancel.is_set():  # answered here, so the main thread never asks it late
+                question.answer(Decision.deny("cancelled", "the turn was cancelled"))
         return question.decision or Decision.deny("error", "no answer")
 
     def next_question(self) -> _Question | None:
-        try:
-            return self._questions.get_nowait()
-        except queue.Empty:
-            return None
+        """The oldest question still waiting for an answer, if any."""
+        while True:
+            try:
+                question = self._questions.get_nowait()
+            except queue.Empty:
+                return None
+            if not question.done.is_set():
+                return question
 
 
 class _Answers:

@@ -3,7 +3,10 @@ narrow down when something was left out."""
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field
+
+from my_agent_core.paths import kind_of
 
 from .folder import Folder, WorkspaceError
 from .listing import ListingCache, ListingStopped, list_paths
@@ -76,6 +79,11 @@ class FindTools:
         rel = self.folder.rel(start)
         if not start.exists():
             raise WorkspaceError(self.folder.describe_missing(start))
+        mode = start.stat().st_mode
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):  # a FIFO would block a reader
+            raise WorkspaceError(
+                f"{rel} is {kind_of(mode)}, not a file or folder; it is not searched."
+            )
         settings = self.settings
         try:
             result = search(
