@@ -1,4 +1,4 @@
-"""A helper process (ripgrep, git) read line by line, stopped on cancel or timeout."""
+"""A helper process (ripgrep) read line by line, stopped on cancel or timeout."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ __all__ = ["StreamedRun"]
 
 @dataclass
 class StreamedRun:
-    """One helper process (rg, git) whose stdout lines are read as they come; killed on cancel, timeout or close.
+    """One helper process whose stdout lines are read as they come; killed on cancel, timeout or
+    close.
 
     stderr is drained by a thread so a chatty process can never block on a full pipe.
     """
@@ -25,7 +26,6 @@ class StreamedRun:
     cwd: Path
     cancel: CancelToken | None = None
     timeout_s: float = 60.0
-    env: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         self.stopped: str | None = None  # "cancelled" | "timeout" once we killed it
@@ -35,7 +35,6 @@ class StreamedRun:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=self.env,
         )
         self._stderr: list[bytes] = []
         self._done = threading.Event()

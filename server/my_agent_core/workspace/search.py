@@ -47,6 +47,20 @@ class Hit:
     column: int
 
 
+@dataclass(frozen=True)
+class _Spec:
+    """One search as both backends run it."""
+
+    query: str
+    regex: bool
+    glob: str | None
+    max_per_file: int
+    collect_limit: int
+    max_filesize: int
+    cancel: CancelToken | None
+    timeout_s: float
+
+
 @dataclass
 class SearchResult:
     hits: list[Hit] = field(default_factory=list)
@@ -80,16 +94,11 @@ def search(
     matcher = GlobFilter(glob) if glob else None
     if start.is_file():
         _refuse_binary(root, start)
+    spec = _Spec(query, regex, glob, max_per_file, collect_limit, max_filesize, cancel, timeout_s)
     if rg is not None:
-        result = _with_ripgrep(
-            root, start, query, regex, glob, rg, max_per_file, collect_limit, max_filesize,
-            cancel, timeout_s,
-        )  # fmt: skip
+        result = _with_ripgrep(root, start, spec, rg)
     else:
-        result = _with_python(
-            root, start, query, regex, matcher, max_per_file, collect_limit, max_filesize,
-            cancel, timeout_s,
-        )  # fmt: skip
+        result = _with_python(root, start, spec, matcher)
     result.hits.sort(key=lambda hit: (hit.path, hit.line))
     return result
 
@@ -114,19 +123,8 @@ def _bad_regex(query: str, detail: str) -> SearchError:
 # --- ripgrep ------------------------------------------------------------------------------------------
 
 
-def _with_ripgrep(
-    root: Path,
-    start: Path,
-    query: str,
-    regex: bool,
-    glob: str | None,
-    rg: str,
-    max_per_file: int,
-    collect_limit: int,
-    max_filesize: int,
-    cancel: CancelToken | None,
-    timeout_s: float,
-) -> SearchResult:
+def _with_ripgrep(root: Path, start: Path, spec: _Spec, rg: str) -> SearchResult:
+    query, max_per_file = spec.query, spec.max_per_file
     args = [
         rg,
         "--json",
@@ -136,16 +134,16 @@ def _with_ripgrep(
         "--max-count",
         str(max_per_file + 1),
         "--max-filesize",
-        str(max_filesize),
+        str(spec.max_filesize),
     ]
-    if not regex:
+    if not spec.regex:
         args.append("--fixed-strings")
-    if glob:
-        args += ["--glob", glob]
+    if spec.glob:
+        args += ["--glob", spec.glob]
     args += ["--glob", "!.git", "--regexp", query]
     if start != root:
         args += ["--", os.path.relpath(start, root)]
-    run = StreamedRun(args, root, cancel, timeout_s)
+    run = StreamedRun(args, root, spec.cancel, spec.timeout_s)
     result = SearchResult()
     per_file: dict[str, int] = {}
     try:
@@ -161,7 +159,7 @@ def _with_ripgrep(
                 result.more_in.add(hit.path)
                 continue
             result.hits.append(hit)
-            if len(result.hits) >= collect_limit:
+            if len(result.hits) >= spec.collect_limit:
                 result.complete = False
                 break
     finally:
@@ -215,26 +213,16 @@ def _hit(path: str, line_number: int, line: str, column: int) -> Hit:
 # --- pure Python ------------------------------------------------------------------------------------
 
 
-def _with_python(
-    root: Path,
-    start: Path,
-    query: str,
-    regex: bool,
-    matcher: GlobFilter | None,
-    max_per_file: int,
-    collect_limit: int,
-    max_filesize: int,
-    cancel: CancelToken | None,
-    timeout_s: float,
-) -> SearchResult:
+def _with_python(root: Path, start: Path, spec: _Spec, matcher: GlobFilter | None) -> SearchResult:
+    query, max_per_file, cancel = spec.query, spec.max_per_file, spec.cancel
     pattern: re.Pattern[str] | None = None
-    if regex:
+    if spec.regex:
         try:
             pattern = re.compile(query, re.MULTILINE)
         except re.error as exc:
             raise _bad_regex(query, str(exc)) from None
     needle = query.encode("utf-8")
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + spec.timeout_s
     result = SearchResult()
     root_s = str(root)
     try:
@@ -244,7 +232,7 @@ def _with_python(
             if time.monotonic() > deadline:
                 raise SearchStopped("timeout")
             try:  # over the size cap (FileTooLarge), vanished or special: skipped, as by rg
-                data = read_regular(os.path.join(root_s, rel), max_bytes=max_filesize)
+                data = read_regular(os.path.join(root_s, rel), max_bytes=spec.max_filesize)
             except PathRefused:
                 continue
             if not data:
@@ -263,7 +251,7 @@ def _with_python(
                     result.more_in.add(rel)
                     break
                 result.hits.append(_hit(rel, line_no, line, column))
-                if len(result.hits) >= collect_limit:
+                if len(result.hits) >= spec.collect_limit:
                     result.complete = False
                     return result
     except WalkCancelled as exc:
