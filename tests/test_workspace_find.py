@@ -293,3 +293,11 @@ def test_a_fifo_is_never_searched(workspace: Workspace) -> None:
     assert "FIFO" in workspace.fails("search_text", query="x", path="pipe")  # and did not block
     assert workspace.ok("search_text", query="x").splitlines()[1:] == ["a.txt:1: x"]
     assert listed(workspace.ok("list_files")) == ["a.txt"]
+
+
+def test_hostile_file_names_cannot_forge_result_lines(workspace: Workspace) -> None:
+    workspace.write("a\nsrc/fake.py", "needle\n")
+    assert listed(workspace.ok("list_files")) == ['"a\\nsrc/fake.py"']
+    assert workspace.ok("search_text", query="needle").splitlines()[1:] == [
+        '"a\\nsrc/fake.py":1: needle'
+    ]

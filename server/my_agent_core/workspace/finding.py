@@ -3,6 +3,7 @@ narrow down when something was left out."""
 
 from __future__ import annotations
 
+import json
 import stat
 from dataclasses import dataclass, field
 
@@ -65,7 +66,7 @@ class FindTools:
             )
         count = f"{total:,}" if listing.complete else f"more than {total:,}"
         lines = [f"{count} file{'s' if total != 1 else ''} under {where}{matching}:"]
-        lines.extend(shown)
+        lines.extend(_shown_path(rel) for rel in shown)
         if total > cap or not listing.complete:
             lines.append(
                 f"[showing the first {len(shown):,} of {count} files: narrow it with path (a "
@@ -126,7 +127,8 @@ class FindTools:
         header += f"{'s' if files != 1 else ''} for the {kind} {query!r} in {where}{matching}:"
         lines = [header]
         lines.extend(
-            f"{hit.path}:{hit.line}: {cut_line(hit.text, settings.search_line_chars, around=hit.column)}"
+            f"{_shown_path(hit.path)}:{hit.line}: "
+            f"{cut_line(hit.text, settings.search_line_chars, around=hit.column)}"
             for hit in shown
         )
         if len(hits) > cap or not result.complete:
@@ -152,3 +154,11 @@ class FindTools:
     def _stopped(self, why: str, what: str) -> str:
         template = _STOPPED.get(why, "The {what} was stopped.")
         return template.format(what=what, seconds=self.settings.search_timeout_s)
+
+
+def _shown_path(rel: str) -> str:
+    """A path as one line: a name with a line break or another control character (a hostile
+    repository can create one) is shown quoted, so it cannot forge more lines of the result."""
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in rel):
+        return json.dumps(rel, ensure_ascii=False)
+    return rel
