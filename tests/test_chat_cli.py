@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
 
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.fixtures import request_messages, tool_call
@@ -97,3 +103,137 @@ def test_environment_fallbacks(fake, tmp_path, monkeypatch):
     code, out = chat(parse("--no-memory"), ["hi"])
     assert code == 0 and "env ok" in out
     assert fake.completion_requests[0].headers["authorization"] == "Bearer env-key"
+
+
+# --- the workspace tools in the terminal: y/N approval, pre-approval flags, Ctrl-C ------------------
+
+
+def tool_messages(fake) -> list[str]:
+    return [m["content"] for m in request_messages(fake) if m["role"] == "tool"]
+
+
+def test_edit_is_shown_as_a_diff_and_applied_on_yes(fake, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app.py").write_text("print('hi')\n")
+    fake.add(
+        {"tool_calls": [tool_call("read_file", {"path": "app.py"})]},
+        {
+            "tool_calls": [
+                tool_call(
+                    "edit_file",
+                    {"path": "app.py", "old_text": "print('hi')", "new_text": "print('hello')"},
+                )
+            ]
+        },
+        {"content": "Changed the greeting."},
+    )
+    args = parse("--model", "m", "--base-url", fake.base_url, "--no-memory")
+    code, out = chat(args, ["greet with hello", "y", "/exit"])
+    assert code == 0 and "Changed the greeting." in out
+    assert (tmp_path / "app.py").read_text() == "print('hello')\n"
+    err = capsys.readouterr().err
+    assert "Edit app.py:" in err and "-print('hi')" in err and "+print('hello')" in err
+    assert "Apply this change? [y/N" in err
+    read, edited = tool_messages(fake)
+    assert read.startswith("app.py: lines 1-1 of 1") and edited.startswith("Edited app.py")
+    system = request_messages(fake)[0]["content"]
+    assert str(tmp_path) in system and "Look before you answer" in system
+    names = [t["function"]["name"] for t in json.loads(fake.completion_requests[0].body)["tools"]]
+    assert names == [
+        "read_file",
+        "list_files",
+        "search_text",
+        "edit_file",
+        "write_file",
+        "run_command",
+    ]
+
+
+def test_no_or_a_reason_declines_and_the_model_is_told(fake, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    fake.add(
+        {"tool_calls": [tool_call("write_file", {"path": "new.txt", "content": "x\n"})]},
+        {"tool_calls": [tool_call("run_command", {"command": "touch ran"})]},
+        {"content": "Understood."},
+    )
+    args = parse("--model", "m", "--base-url", fake.base_url, "--no-memory")
+    code, out = chat(args, ["make a file", "", "not now, use a list", "/exit"])
+    assert code == 0 and "Understood." in out
+    assert not (tmp_path / "new.txt").exists() and not (tmp_path / "ran").exists()
+    wrote, ran = tool_messages(fake)
+    assert wrote.startswith("Error: The user declined this creation of new.txt")
+    assert "The user said: not now, use a list" in ran and "Do not retry" in ran
+    err = capsys.readouterr().err
+    assert f"run, in {tmp_path}:" in err and "touch ran" in err
+
+
+def test_flags_pre_approve_edits_and_listed_commands(fake, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    fake.add(
+        {"tool_calls": [tool_call("write_file", {"path": "a.txt", "content": "a\n"})]},
+        {"tool_calls": [tool_call("run_command", {"command": "cat a.txt"})]},
+        {"content": "done"},
+    )
+    args = parse(
+        "--model", "m", "--base-url", fake.base_url, "--no-memory",
+        "--approve-edits", "--allow-command", "cat *",
+    )  # fmt: skip
+    code, out = chat(args, ["go", "/exit"])
+    assert code == 0 and "done" in out
+    assert (tmp_path / "a.txt").read_text() == "a\n"
+    wrote, ran = tool_messages(fake)
+    assert wrote == "Created a.txt (1 line)." and "exit code 0" in ran and "\na\n" in ran + "\n"
+    assert "[y/N" not in capsys.readouterr().err
+
+
+def test_no_tools_flag_offers_only_memory(fake, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    fake.add({"content": "ok"})
+    code, _ = chat(parse("--model", "m", "--base-url", fake.base_url, "--no-tools"), ["hi"])
+    assert code == 0
+    names = [t["function"]["name"] for t in json.loads(fake.completion_requests[0].body)["tools"]]
+    assert names == ["memory"]
+
+
+def test_ctrl_c_during_a_command_kills_its_group_and_the_chat_goes_on(
+    fake, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    seconds = f"317.{os.getpid()}"  # unique to this run, so no other sleep is mistaken for it
+    marker = f"sleep\x00{seconds}\x00".encode()
+
+    def sleepers() -> list[int]:
+        found = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+                state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if cmdline.startswith(marker) and state != b"Z":
+                found.append(int(name))
+        return found
+
+    def press_ctrl_c_once_it_runs() -> None:
+        for _ in range(400):
+            if sleepers():
+                os.kill(os.getpid(), signal.SIGINT)  # what the terminal sends on Ctrl-C
+                return
+            time.sleep(0.025)
+
+    fake.add(
+        {"tool_calls": [tool_call("run_command", {"command": f"sleep {seconds}"})]},
+        {"content": "after the stop"},
+    )
+    presser = threading.Thread(target=press_ctrl_c_once_it_runs, daemon=True)
+    presser.start()
+    args = parse("--model", "m", "--base-url", fake.base_url, "--no-memory")
+    code, out = chat(args, ["wait a while", "y", "next question", "/exit"])
+    presser.join(5)
+    assert code == 0
+    assert sleepers() == []
+    assert "[cancelled]" in capsys.readouterr().err
+    assert "after the stop" in out  # the session went on with the next message
+    assert request_messages(fake)[-1] == {"role": "user", "content": "next question"}

@@ -1,8 +1,11 @@
-"""`my-agent chat`: a terminal chat with the agent on the current folder's memory.
+"""`my-agent chat`: a terminal chat with the agent on the current folder: its memory and its files.
 
-Reply text streams to stdout as it arrives; tool activity is shown on stderr. Commands: /new (new
-session: memory reloaded), /memory (memory usage), /usage (token usage), /help, /exit. Ctrl-C during a
-reply cancels that reply; Ctrl-C or Ctrl-D at the prompt leaves.
+Reply text streams to stdout as it arrives; tool activity is shown on stderr. The workspace tools
+(read, list, search, edit, write, run) work on the current folder; before an edit (the diff is shown)
+or a command (the command line and folder) the chat asks y/N, unless a flag pre-approves it.
+Commands: /new (new session: memory reloaded), /memory (memory usage), /usage (token usage), /help,
+/exit. Ctrl-C during a reply cancels that reply (a running command's whole process group is
+stopped); Ctrl-C or Ctrl-D at the prompt leaves.
 """
 
 from __future__ import annotations
@@ -10,10 +13,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import queue
 import sys
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+from .workspace import ApprovalRequest, Decision
 
 __all__ = ["add_arguments", "run"]
 
@@ -37,6 +44,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--no-memory", action="store_true", help="chat without long-term memory")
     parser.add_argument("--max-steps", type=int, default=None, help="tool steps per reply")
+    tools = parser.add_argument_group("workspace tools (on the current folder)")
+    tools.add_argument(
+        "--no-tools", action="store_true", help="no file or command tools (memory only)"
+    )
+    tools.add_argument(
+        "--approve-edits", action="store_true", help="apply edits and writes without asking"
+    )
+    tools.add_argument(
+        "--allow-command",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="run matching simple commands without asking, e.g. 'pytest*' (repeatable)",
+    )
+    tools.add_argument("--ripgrep", metavar="PATH", help="the rg to search with (default: PATH)")
 
 
 def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -60,22 +82,32 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
     if not getattr(args, "no_memory", False):
         memory_dir = getattr(args, "memory_dir", None) or Path.cwd() / ".my_agent_core" / "memory"
     view = _View(out, err)
+    interactive = stdin is sys.stdin and out is sys.stdout and _isatty(stdin)
+    cancel = threading.Event()
+    approver = TerminalApprover(cancel)
+    tools: list[Any] = []
+    instructions = None
+    if not getattr(args, "no_tools", False):
+        tools, instructions = _workspace_tools(args, approver, cancel, memory_dir is not False)
     try:
         agent = Agent(
             model=model,
             client=client,
             memory_dir=memory_dir,
+            tools=tools,
             max_steps=getattr(args, "max_steps", None) or DEFAULT_MAX_STEPS,
             on_event=view.on_event,
+            instructions=instructions,
         )
     except (AgentError, OSError) as exc:
         print(f"my-agent chat: {exc}", file=err)
         return EXIT_CONFIG
 
     where = agent.memory_store.mem_dir if agent.memory_store is not None else "off"
-    print(f"my-agent chat · model {model} · memory {where}", file=err)
+    folder = f" · tools on {Path.cwd()}" if tools else " · tools off"
+    print(f"my-agent chat · model {model} · memory {where}{folder}", file=err)
     print(HELP, file=err)
-    interactive = stdin is sys.stdin and out is sys.stdout and _isatty(stdin)
+    answers = _Answers(stdin, interactive)
     if interactive:
         with contextlib.suppress(ImportError):
             import readline  # noqa: F401  (line editing and history for input())
@@ -110,7 +142,34 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
             else:
                 print(HELP, file=out)
             continue
-        _turn(agent, text, view, AgentCancelled, AgentError)
+        _turn(agent, text, view, AgentCancelled, AgentError, approver, cancel, answers)
+
+
+def _workspace_tools(
+    args: argparse.Namespace, approver: TerminalApprover, cancel: threading.Event, memory: bool
+) -> tuple[list[Any], str]:
+    from .agent import DEFAULT_INSTRUCTIONS
+    from .workspace import (
+        DiskApplier,
+        WorkspaceSettings,
+        make_workspace_tools,
+        workspace_instructions,
+    )
+
+    settings = WorkspaceSettings(
+        approve_edits=bool(getattr(args, "approve_edits", False)),
+        allowed_commands=tuple(getattr(args, "allow_command", None) or ()),
+        ripgrep=getattr(args, "ripgrep", None),
+    )
+    tools = make_workspace_tools(
+        Path.cwd(),
+        approver=approver,
+        applier=DiskApplier(),
+        settings=settings,
+        cancel=cancel,
+        memory_hints=memory,
+    )
+    return tools, f"{DEFAULT_INSTRUCTIONS}\n\n{workspace_instructions(Path.cwd())}"
 
 
 def _isatty(stream: TextIO) -> bool:
@@ -120,23 +179,52 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-def _turn(agent: Any, text: str, view: _View, cancelled: type, failed: type) -> None:
-    """One reply, run in a thread so Ctrl-C in the main thread can cancel it cleanly."""
+def _turn(
+    agent: Any,
+    text: str,
+    view: _View,
+    cancelled: type,
+    failed: type,
+    approver: TerminalApprover,
+    cancel: threading.Event,
+    answers: _Answers,
+) -> None:
+    """One reply, run in a thread so Ctrl-C in the main thread can cancel it cleanly; approval
+    questions from the tools are asked here, on the main thread, where Ctrl-C reaches them."""
     outcome: dict[str, BaseException] = {}
+    cancel.clear()
+    # Completion is an Event, not Thread.join(timeout): a join interrupted by Ctrl-C can mark a
+    # still-running thread as finished (CPython's bpo-45274 handling), ending the turn too early.
+    finished = threading.Event()
 
     def work() -> None:
         try:
             agent.run(text)
         except BaseException as exc:
             outcome["error"] = exc
+        finally:
+            finished.set()
+
+    def stop() -> None:
+        cancel.set()
+        agent.cancel()
 
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
-    while worker.is_alive():
+    current: _Question | None = None
+    while not finished.is_set():
         try:
-            worker.join(0.1)
+            finished.wait(0.05)
+            current = approver.next_question()
+            if current is not None:
+                view.end_reply()
+                current.answer(_ask(current.request, view.err, answers))
+                current = None
         except KeyboardInterrupt:
-            agent.cancel()
+            if current is not None and not current.done.is_set():
+                current.answer(Decision.deny("cancelled", "the user pressed Ctrl-C"))
+            current = None
+            stop()
     view.end_reply()
     error = outcome.get("error")
     if isinstance(error, cancelled):
@@ -205,3 +293,100 @@ def _usage_report(agent: Any) -> str:
         f"requests {usage.requests} · prompt {usage.prompt_tokens} · cached {usage.cached_tokens} "
         f"({usage.cache_hit_rate:.0%}) · completion {usage.completion_tokens}"
     )
+
+
+# --- approval in the terminal -------------------------------------------------------------------------
+
+DIFF_LINES_SHOWN = 200
+
+
+@dataclass
+class _Question:
+    request: ApprovalRequest
+    decision: Decision | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def answer(self, decision: Decision) -> None:
+        self.decision = decision
+        self.done.set()
+
+
+class TerminalApprover:
+    """The terminal's Approver: the tool's worker thread hands each question to the main thread
+    (which owns stdin and receives Ctrl-C) and waits for the answer."""
+
+    def __init__(self, cancel: threading.Event) -> None:
+        self._questions: queue.Queue[_Question] = queue.Queue()
+        self._cancel = cancel
+
+    def approve(self, request: ApprovalRequest) -> Decision:
+        question = _Question(request)
+        self._questions.put(question)
+        while not question.done.wait(0.1):
+            if self._cancel.is_set():  # answered here, so the main thread never asks it late
+                question.answer(Decision.deny("cancelled", "the turn was cancelled"))
+        return question.decision or Decision.deny("error", "no answer")
+
+    def next_question(self) -> _Question | None:
+        """The oldest question still waiting for an answer, if any."""
+        while True:
+            try:
+                question = self._questions.get_nowait()
+            except queue.Empty:
+                return None
+            if not question.done.is_set():
+                return question
+
+
+class _Answers:
+    """Lines typed by the user: input() on a terminal (line editing, Ctrl-C), else read lines."""
+
+    def __init__(self, stdin: TextIO, interactive: bool) -> None:
+        self._stdin = stdin
+        self._interactive = interactive
+
+    def read(self, prompt: str, err: TextIO) -> str | None:
+        """The answer without its line end; None at end of input."""
+        if self._interactive:
+            try:
+                return input(prompt)
+            except EOFError:
+                return None
+        err.write(prompt)
+        err.flush()
+        line = self._stdin.readline()
+        return None if not line else line.rstrip("\n")
+
+
+def _ask(request: ApprovalRequest, err: TextIO, answers: _Answers) -> Decision:
+    """Show what is asked (the diff of an edit, the command line and folder) and read y/N."""
+    if request.kind == "command":
+        print(f"\n  The agent wants to run, in {request.cwd}:\n    {request.detail}", file=err)
+        prompt = "  Run it? [y/N, or say why not] "
+    else:
+        print(f"\n  {request.title}:", file=err)
+        _show_diff(request.detail, err, DIFF_LINES_SHOWN)
+        prompt = "  Apply this change? [y/N/d = show the whole diff, or say why not] "
+    while True:
+        answer = answers.read(prompt, err)
+        if answer is None:
+            print("  (no answer: declined)", file=err)
+            return Decision.deny("user", "no answer (end of input)")
+        word = answer.strip()
+        if word.lower() in ("y", "yes"):
+            return Decision.allow("user")
+        if word.lower() == "d" and request.kind != "command":
+            _show_diff(request.detail, err, None)
+            continue
+        if word.lower() in ("", "n", "no"):
+            return Decision.deny("user")
+        return Decision.deny("user", word)
+
+
+def _show_diff(diff: str, err: TextIO, limit: int | None) -> None:
+    lines = diff.splitlines()
+    shown = lines if limit is None else lines[:limit]
+    for line in shown:
+        print(f"    {line}", file=err)
+    if len(shown) < len(lines):
+        print(f"    ... {len(lines) - len(shown)} more lines (answer d to see them all)", file=err)
