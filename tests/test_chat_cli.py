@@ -11,10 +11,9 @@ import threading
 import time
 from pathlib import Path
 
+from my_agent_core import chat_cli
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.fixtures import request_messages, tool_call
-
-from my_agent_core import chat_cli
 
 
 def parse(*argv: str) -> argparse.Namespace:

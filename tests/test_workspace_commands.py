@@ -7,10 +7,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests.test_workspace_helpers import *  # noqa: F403
-from tests.test_workspace_helpers import Workspace
 
 from my_agent_core.workspace import Decision, command_is_preapproved
+from tests.test_workspace_helpers import *  # noqa: F403
+from tests.test_workspace_helpers import Workspace
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests.test_workspace_helpers import *  # noqa: F403
-from tests.test_workspace_helpers import Workspace
 
 from my_agent_core.workspace import ApprovalRequest, Decision, DiskApplier, FileChange
 from my_agent_core.workspace.seams import ApplyConflict
+from tests.test_workspace_helpers import *  # noqa: F403
+from tests.test_workspace_helpers import Workspace
 
 
 @pytest.fixture

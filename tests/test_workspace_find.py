@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.test_workspace_helpers import *  # noqa: F403
-from tests.test_workspace_helpers import RG, Workspace
 
 from my_agent_core.workspace.ignore import GlobFilter, walk_files
 from my_agent_core.workspace.ripgrep import BASE_FLAGS
+from tests.test_workspace_helpers import *  # noqa: F403
+from tests.test_workspace_helpers import RG, Workspace
 
 
 def project(ws: Workspace) -> Workspace:

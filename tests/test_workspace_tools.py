@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests.test_workspace_helpers import StubApprover
 
 from my_agent_core.workspace import (
     TOOL_NAMES,
@@ -22,6 +21,7 @@ from my_agent_core.workspace import (
     make_workspace_tools,
     workspace_instructions,
 )
+from tests.test_workspace_helpers import StubApprover
 
 EDIT = ApprovalRequest(kind="edit", title="Edit a.py", detail="--- a/a.py\n+++ b/a.py\n")
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
 from tests.support.fake_openai import FakeOpenAI, prefix_extension_problem
 
 __all__ = [
