@@ -6,7 +6,9 @@ parse, scan, atomic write, journal. The difference of the medians is what the pr
 (JSON-RPC over two pipes, the SDK's dispatch, a thread hop). Target: under 2 ms. Adds and removes
 alternate, interleaved between the two, so machine noise hits both alike.
 
-Run: .venv/bin/python bench/mcp.py [--rounds N]
+Run: .venv/bin/python bench/mcp_roundtrip.py [--rounds N]
+(Not `bench/mcp.py`: a script of that name would shadow the SDK's `mcp` package for itself, ruff
+and mypy.)
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ import tempfile
 import time
 from pathlib import Path
 
-# This file is named like the SDK: drop its own folder from the path so `import mcp` is the SDK.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent / "server"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from my_agent_core.memory import MemoryStore  # noqa: E402 (after the path set-up above)
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.types import Implementation
+
+from my_agent_core.memory import MemoryStore
 
 TARGET_OVERHEAD_MS = 2.0
 ENTRIES = [
@@ -39,10 +42,6 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def measure(rounds: int, tmp: Path) -> dict[str, list[float]]:
-    from mcp.types import Implementation
-
-    from mcp import Client, StdioServerParameters
-
     served, bare_dir = tmp / "served", tmp / "bare"
     for folder in (served, bare_dir):
         seed = MemoryStore(folder)
@@ -77,8 +76,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
-    import anyio
-
     with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
         timings = anyio.run(measure, args.rounds, Path(tmp))
     print(f"{'operation':<12}{'median ms':>11}{'p90 ms':>9}{'p99 ms':>9}")
