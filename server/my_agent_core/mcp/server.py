@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import anyio.to_thread
@@ -70,15 +69,6 @@ class Searcher(Protocol):
     def search(self, query: str, limit: int) -> Sequence[Mapping[str, object]]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class _Session:
-    """What one server instance serves: the store, the tools, and the snapshot frozen at start."""
-
-    store: MemoryStore
-    snapshot: str
-    search_tool: Tool | None
-
-
 def build_server(
     store: MemoryStore, *, search: Searcher | Tool | None = None, name: str = SERVER_NAME
 ) -> Server[Any]:
@@ -90,25 +80,17 @@ def build_server(
     without it the tool is not offered.
     """
     store.load_from_disk()
-    search_tool = (
-        search
-        if isinstance(search, Tool)
-        else make_search_tool(search)
-        if search is not None
-        else None
-    )
-    session = _Session(store, store.format_all_for_system_prompt(), search_tool)
-    memory_tools: dict[str, Tool] = {}
+    search_tool = make_search_tool(search) if isinstance(search, Searcher) else search
+    snapshot = store.format_all_for_system_prompt()
     listed = make_memory_tool(store)
 
     def memory_tool(ctx: ServerRequestContext[Any]) -> Tool:
-        author = f"mcp:{client_name(ctx)}"
-        if author not in memory_tools:
-            memory_tools[author] = make_memory_tool(store, author=author)
-        return memory_tools[author]
+        """The built-in tool bound to this request's client, so the journal credits it (made per
+        call: a client may name itself differently on each 2026-era request)."""
+        return make_memory_tool(store, author=f"mcp:{client_name(ctx)}")
 
     def tools() -> list[Tool]:
-        return [listed] if session.search_tool is None else [listed, session.search_tool]
+        return [listed] if search_tool is None else [listed, search_tool]
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -125,8 +107,8 @@ def build_server(
     ) -> types.CallToolResult:
         if params.name == listed.name:
             tool = memory_tool(ctx)
-        elif session.search_tool is not None and params.name == session.search_tool.name:
-            tool = session.search_tool
+        elif search_tool is not None and params.name == search_tool.name:
+            tool = search_tool
         else:
             offered = ", ".join(t.name for t in tools())
             raise MCPError(
@@ -195,7 +177,7 @@ def build_server(
             description="Long-term memory of this workspace (frozen for this session).",
             messages=[
                 types.PromptMessage(
-                    role="user", content=types.TextContent(text=_sendable(session.snapshot))
+                    role="user", content=types.TextContent(text=_sendable(snapshot))
                 )
             ],
         )

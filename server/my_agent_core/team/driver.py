@@ -3,7 +3,8 @@
 Git runs it once per merged file with three temporary files (`%O %A %B`) and reads the result from
 OURS. Exit 0 means merged; anything else makes git report a conflict and keep OURS as it was, which
 is what happens when a version cannot be read as text: better a conflict than garbage committed.
-The driver is a process per merge, so it imports only the parser and the merge.
+The driver is a process per merge: it imports what the merge needs and nothing of the rest of the
+command line.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import stat
 import sys
 import tempfile
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -37,12 +37,6 @@ class DriverError(Exception):
     """A version that cannot be merged (unreadable, not UTF-8, too large); the message says which."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Version:
-    role: str
-    path: str
-
-
 def run_driver(
     base: str,
     ours: str,
@@ -61,8 +55,7 @@ def run_driver(
     try:
         _refuse_link(ours)
         texts = [
-            _read(_Version(role, path))
-            for role, path in (("base", base), ("ours", ours), ("theirs", theirs))
+            _read(role, path) for role, path in (("base", base), ("ours", ours), ("theirs", theirs))
         ]
         merged = merge_texts(*texts)
         if merged.text != texts[1]:
@@ -75,10 +68,11 @@ def run_driver(
     return EXIT_MERGED
 
 
-def _read(version: _Version) -> str:
-    name = f"{version.role} version {version.path}"
+def _read(role: str, path: str) -> str:
+    """One version's text ("" when the file does not exist); DriverError when it cannot be read."""
+    name = f"{role} version {path}"
     try:
-        data = read_regular(version.path, max_bytes=MAX_INPUT_BYTES, name=name)
+        data = read_regular(path, max_bytes=MAX_INPUT_BYTES, name=name)
     except PathRefused as exc:
         raise DriverError(f"{exc} Not merged: resolve the conflict by hand.") from None
     if data is None:

@@ -162,12 +162,13 @@ def merge_entries(base: Iterable[str], ours: Iterable[str], theirs: Iterable[str
             return [] if t is None else [_Slot(t, b, Side.THEIRS)]
         if t == text:
             return [] if o is None else [_Slot(o, b, Side.OURS)]
+        if o is None and t is None:  # removed on both sides
+            return []
         if o is None or t is None:  # changed on one side, removed on the other: keep the change
-            kept = o if o is not None else t
-            if kept is None:
-                return []
+            kept, side = (o, Side.OURS) if o is not None else (t, Side.THEIRS)
+            assert kept is not None
             kept_over_removal.append(kept)
-            return [_Slot(kept, b, Side.OURS if o is not None else Side.THEIRS)]
+            return [_Slot(kept, b, side)]
         if o == t:
             return [_Slot(o, b, Side.OURS)]
         both_changed.append((o, t))
