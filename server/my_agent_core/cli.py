@@ -13,7 +13,9 @@ import time
 from pathlib import Path
 
 from my_agent_core import __version__
+from my_agent_core.mcp import command as mcp_command
 from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR, TARGETS, memory_dir_of
+from my_agent_core.team import commands as team_commands
 
 __all__ = ["main"]
 
@@ -89,6 +91,8 @@ def _build_parser() -> argparse.ArgumentParser:
         _limit_options(cmd)
         cmd.set_defaults(handler=_cmd_memory, action=name)
     memory.set_defaults(handler=lambda _args: (memory.print_help(), 2)[1])
+    team_commands.add_commands(sub)
+    mcp_command.add_command(sub)
     return parser
 
 

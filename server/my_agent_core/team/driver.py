@@ -1,0 +1,159 @@
+"""`my-agent merge-driver BASE OURS THEIRS [PATH]`: git's merge driver for MEMORY.md.
+
+Git runs it once per merged file with three temporary files (`%O %A %B`) and reads the result from
+OURS. Exit 0 means merged; anything else makes git report a conflict and keep OURS as it was, which
+is what happens when a version cannot be read as text: better a conflict than garbage committed.
+The driver is a process per merge: it imports what the merge needs and nothing of the rest of the
+command line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import tempfile
+import unicodedata
+from pathlib import Path
+from typing import TextIO
+
+from my_agent_core.memory.document import budget_used
+from my_agent_core.memory.paths import FILE_NAMES
+from my_agent_core.memory.store import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
+from my_agent_core.paths import PathRefused, read_regular
+from my_agent_core.team.merge import Merged, merge_texts
+
+__all__ = ["EXIT_MERGED", "EXIT_NOT_MERGED", "MAX_INPUT_BYTES", "DriverError", "run_driver"]
+
+EXIT_MERGED = 0
+EXIT_NOT_MERGED = 1  # git: a conflict, OURS left as it was
+#: A memory file holds a few KiB; a version larger than this is not a memory file to merge.
+MAX_INPUT_BYTES = 8 << 20
+_PREVIEW = 100
+
+
+class DriverError(Exception):
+    """A version that cannot be merged (unreadable, not UTF-8, too large); the message says which."""
+
+
+def run_driver(
+    base: str,
+    ours: str,
+    theirs: str,
+    label: str | None = None,
+    *,
+    err: TextIO | None = None,
+) -> int:
+    """Merge BASE and THEIRS into OURS entry by entry; the exit code git expects.
+
+    `label` is the path git merges (`%P`), for messages and to pick the budget (USER.md or MEMORY.md).
+    A file that does not exist counts as a version without entries (a side that added the file).
+    """
+    out = err if err is not None else sys.stderr
+    shown = label or ours
+    try:
+        _refuse_link(ours)
+        texts = [
+            _read(role, path) for role, path in (("base", base), ("ours", ours), ("theirs", theirs))
+        ]
+        merged = merge_texts(*texts)
+        if merged.text != texts[1]:
+            _write(ours, merged.text)
+    except DriverError as exc:
+        print(f"my-agent merge-driver: {_clean(shown)}: {exc}", file=out)
+        return EXIT_NOT_MERGED
+    for line in _notes(merged, Path(shown).name):
+        print(f"my-agent merge-driver: {_clean(shown)}: {line}", file=out)
+    return EXIT_MERGED
+
+
+def _read(role: str, path: str) -> str:
+    """One version's text ("" when the file does not exist); DriverError when it cannot be read."""
+    name = f"{role} version {path}"
+    try:
+        data = read_regular(path, max_bytes=MAX_INPUT_BYTES, name=name)
+    except PathRefused as exc:
+        raise DriverError(f"{exc} Not merged: resolve the conflict by hand.") from None
+    if data is None:
+        return ""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DriverError(
+            f"the {name} is not valid UTF-8 (bad byte at offset {exc.start}); not merged, so git "
+            "reports a conflict and keeps ours as it was. Fix the encoding, then merge again."
+        ) from None
+
+
+def _refuse_link(path: str) -> None:
+    """OURS is replaced by a new file: never through (or instead of) a link or a special file."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise DriverError(f"ours ({path}) cannot be read: {exc.strerror}.") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise DriverError(f"ours ({path}) is not a regular file (a link?); not merged.")
+
+
+def _write(path: str, text: str) -> None:
+    """Replace OURS atomically (temp file, rename) keeping its mode: a crash leaves the old file.
+
+    No fsync: git reads the result at once and records it itself; a machine crash mid-merge loses
+    the merge state anyway, never the text of either version (both are in git's objects)."""
+    target = Path(path)
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = 0o644
+    except OSError as exc:
+        raise DriverError(f"ours ({path}) cannot be read: {exc.strerror}.") from None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise DriverError(
+            f"cannot write next to ours ({path}): {exc.strerror}; not merged."
+        ) from None
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise DriverError(f"cannot write ours ({path}): {exc.strerror}; not merged.") from None
+
+
+def _notes(merged: Merged, file_name: str) -> list[str]:
+    """What a person should look at after the merge (the text is merged either way)."""
+    notes: list[str] = []
+    for o, t in merged.both_changed:
+        notes.append(
+            "an entry was changed on both sides; both versions are kept, merge them by hand:\n"
+            f"    ours:   {_preview(o)}\n    theirs: {_preview(t)}"
+        )
+    for kept in merged.kept_over_removal:
+        notes.append(f"kept an entry one side changed and the other removed: {_preview(kept)}")
+    limit = USER_CHAR_LIMIT if file_name == FILE_NAMES["user"] else MEMORY_CHAR_LIMIT
+    used = budget_used(list(merged.entries))
+    if used > limit:
+        notes.append(
+            f"the merged file uses {used}/{limit} chars, over its budget; nothing was cut. "
+            "`my-agent lint` shows it: consolidate entries before the next session."
+        )
+    return notes
+
+
+def _preview(text: str) -> str:
+    flat = _clean(" ".join(text.split()))
+    return flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + "…"
+
+
+def _clean(text: str) -> str:
+    """Entry text and paths come from a repository: no control character reaches the terminal."""
+    return "".join(
+        "?" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") else ch for ch in text
+    )

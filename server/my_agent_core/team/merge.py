@@ -1,0 +1,251 @@
+"""The entry-wise three-way merge of a memory file.
+
+Git sees MEMORY.md as lines, so two people who each add a fact at the end get a conflict; the team
+sees entries. This merge works on entries (read with the one parser) and never writes a conflict
+marker nor drops the text of an entry that either side changed or added.
+
+What ends up in the result follows set rules: an entry added on either side is kept once; an entry
+of the base that one side removed (or changed) and the other kept unchanged is gone; an entry both
+sides changed keeps both new versions; an entry changed on one side and removed on the other keeps
+the change. Matching entries by identity (exact text first, then a similarity pairing) decides where
+an edited entry stands: a small edit keeps its place instead of moving to the end of the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from enum import Enum
+from itertools import pairwise
+
+from my_agent_core.memory.document import normalize_entry, parse, serialize
+
+__all__ = [
+    "SIMILARITY_CUTOFF",
+    "Matching",
+    "Merged",
+    "match_entries",
+    "merge_entries",
+    "merge_texts",
+]
+
+#: An entry of a side pairs with a base entry it does not equal when difflib's ratio reaches this
+#: (difflib's own default for close matches): "uses pytest" -> "uses pytest -q" is an edit.
+SIMILARITY_CUTOFF = 0.6
+# Pairing compares every unmatched base entry with every unmatched side entry. Real memory files hold
+# a few dozen short entries; a hostile or absurd file must not make a merge quadratic in its size, so
+# beyond these bounds entries are matched by exact text only (placement may suffer, content never).
+_MAX_PAIRING_WORK = 4096
+_MAX_PAIRED_CHARS = 4000
+
+
+class Side(str, Enum):
+    OURS = "ours"
+    THEIRS = "theirs"
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """The merged entries, and what a person may want to look at afterwards."""
+
+    entries: tuple[str, ...]
+    #: (ours, theirs): both sides changed one base entry differently, so both versions were kept.
+    both_changed: tuple[tuple[str, str], ...] = ()
+    #: Changes kept although the other side removed the entry (text is never lost).
+    kept_over_removal: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The canonical file text of the result (what the store would write)."""
+        return serialize(list(self.entries))
+
+
+@dataclass(frozen=True, slots=True)
+class Matching:
+    """Which base entry each entry of one side is (same text) or edits (similar text)."""
+
+    side_to_base: tuple[int | None, ...]
+    base_to_side: dict[int, int] = field(default_factory=dict)
+
+    def keeps_order(self) -> bool:
+        """True when the side's matched entries stand in the base's order (no reordering)."""
+        order = [b for b in self.side_to_base if b is not None]
+        return all(x < y for x, y in pairwise(order))
+
+
+def match_entries(base: Sequence[str], side: Sequence[str]) -> Matching:
+    """Match a side's (unique) entries to the base's: equal texts first, then the most similar
+    unmatched pairs, greedily from the highest ratio (ties: nearest position, then file order)."""
+    base_index = {text: i for i, text in enumerate(base)}
+    side_to_base: list[int | None] = [base_index.get(text) for text in side]
+    base_to_side = {b: j for j, b in enumerate(side_to_base) if b is not None}
+    free_base = [i for i in range(len(base)) if i not in base_to_side]
+    free_side = [j for j, b in enumerate(side_to_base) if b is None]
+    for i, j in _similar_pairs(base, side, free_base, free_side):
+        side_to_base[j] = i
+        base_to_side[i] = j
+    return Matching(tuple(side_to_base), base_to_side)
+
+
+def _similar_pairs(
+    base: Sequence[str], side: Sequence[str], free_base: list[int], free_side: list[int]
+) -> list[tuple[int, int]]:
+    if not free_base or not free_side or len(free_base) * len(free_side) > _MAX_PAIRING_WORK:
+        return []
+    candidates: list[tuple[float, int, int, int]] = []
+    matcher = SequenceMatcher(None, autojunk=False)
+    for j in free_side:
+        if len(side[j]) > _MAX_PAIRED_CHARS:
+            continue
+        matcher.set_seq2(side[j])  # difflib caches what it learns about seq2: vary seq1 inside
+        for i in free_base:
+            if len(base[i]) > _MAX_PAIRED_CHARS:
+                continue
+            matcher.set_seq1(base[i])
+            if (
+                matcher.real_quick_ratio() >= SIMILARITY_CUTOFF
+                and matcher.quick_ratio() >= SIMILARITY_CUTOFF
+            ):
+                ratio = matcher.ratio()
+                if ratio >= SIMILARITY_CUTOFF:
+                    candidates.append((-ratio, abs(i - j), i, j))
+    candidates.sort()
+    used_base: set[int] = set()
+    used_side: set[int] = set()
+    pairs: list[tuple[int, int]] = []
+    for _, _, i, j in candidates:
+        if i not in used_base and j not in used_side:
+            used_base.add(i)
+            used_side.add(j)
+            pairs.append((i, j))
+    return pairs
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    text: str
+    base: int | None  # the base entry it derives from; None for an addition
+    side: Side
+
+
+def merge_entries(base: Iterable[str], ours: Iterable[str], theirs: Iterable[str]) -> Merged:
+    """Merge three versions of a memory file's entries (see the module docstring for the rules).
+
+    Order: the result follows ours, with theirs' contributions placed after the entry that precedes
+    them in theirs (after ours' own additions at that spot). When only theirs reordered the shared
+    entries, theirs' order is followed instead, so `merge(b, b, t) == t` and `merge(b, x, x) == x`.
+    """
+    b_list, o_list, t_list = _unique(base), _unique(ours), _unique(theirs)
+    sides = {
+        Side.OURS: (o_list, match_entries(b_list, o_list)),
+        Side.THEIRS: (t_list, match_entries(b_list, t_list)),
+    }
+    only_theirs_reordered = (
+        sides[Side.OURS][1].keeps_order() and not sides[Side.THEIRS][1].keeps_order()
+    )
+    primary = Side.THEIRS if only_theirs_reordered else Side.OURS
+    other = Side.THEIRS if primary is Side.OURS else Side.OURS
+    both_changed: list[tuple[str, str]] = []
+    kept_over_removal: list[str] = []
+
+    def version(side: Side, b: int) -> str | None:
+        entries, matching = sides[side]
+        j = matching.base_to_side.get(b)
+        return None if j is None else entries[j]
+
+    def versions(b: int) -> list[_Slot]:
+        """What base entry `b` becomes; called once per base entry."""
+        text = b_list[b]
+        o, t = version(Side.OURS, b), version(Side.THEIRS, b)
+        if o == text:  # unchanged by ours: theirs decides (kept, changed or removed)
+            return [] if t is None else [_Slot(t, b, Side.THEIRS)]
+        if t == text:
+            return [] if o is None else [_Slot(o, b, Side.OURS)]
+        if o is None and t is None:  # removed on both sides
+            return []
+        if o is None or t is None:  # changed on one side, removed on the other: keep the change
+            kept, side = (o, Side.OURS) if o is not None else (t, Side.THEIRS)
+            assert kept is not None
+            kept_over_removal.append(kept)
+            return [_Slot(kept, b, side)]
+        if o == t:
+            return [_Slot(o, b, Side.OURS)]
+        both_changed.append((o, t))
+        return [_Slot(o, b, Side.OURS), _Slot(t, b, Side.THEIRS)]
+
+    # 1. Walk the primary side: its entries, each base entry as the rules make it.
+    slots: list[_Slot] = []
+    present: set[str] = set()
+    pos_by_base: dict[int, int] = {}
+    pos_by_text: dict[str, int] = {}
+    p_entries, p_match = sides[primary]
+    for j, text in enumerate(p_entries):
+        b = p_match.side_to_base[j]
+        for slot in [_Slot(text, None, primary)] if b is None else versions(b):
+            if slot.text in present:
+                continue
+            present.add(slot.text)
+            pos_by_text[slot.text] = len(slots)
+            if slot.base is not None:
+                pos_by_base[slot.base] = len(slots)
+            slots.append(slot)
+
+    # 2. The other side's contributions, each after the nearest entry before it (in that side's
+    #    file) that the result already holds; consecutive ones stay together in their order, and
+    #    those after the last such entry (appended, as the store's `add` does) go to the end.
+    q_entries, q_match = sides[other]
+
+    def held_at(k: int) -> int | None:
+        b = q_match.side_to_base[k]
+        found = [
+            p
+            for p in (pos_by_base.get(b) if b is not None else None, pos_by_text.get(q_entries[k]))
+            if p is not None
+        ]
+        return max(found) if found else None
+
+    held = [held_at(k) for k in range(len(q_entries))]
+    last_held = max((k for k, p in enumerate(held) if p is not None), default=-1)
+    end = len(slots) - 1
+    inserts: dict[int, list[_Slot]] = {}
+    anchor = -1
+    for k, text in enumerate(q_entries):
+        position = held[k]
+        if position is not None:
+            anchor = position
+            continue
+        b = q_match.side_to_base[k]
+        if b is None:
+            new = [_Slot(text, None, other)]
+        elif b in p_match.base_to_side:
+            new = []  # placed by the walk (and merged away)
+        else:
+            new = versions(b)
+        for slot in new:
+            if slot.text not in present:
+                present.add(slot.text)
+                inserts.setdefault(end if k > last_held else anchor, []).append(slot)
+
+    # 3. Interleave: at one spot, ours' additions come before theirs'.
+    out: list[str] = []
+    pending = [slot.text for slot in inserts.get(-1, [])]
+    for i, slot in enumerate(slots):
+        ours_addition = slot.base is None and slot.side is Side.OURS
+        if pending and not (other is Side.THEIRS and ours_addition):
+            out += pending
+            pending = []
+        out.append(slot.text)
+        pending += [s.text for s in inserts.get(i, [])]
+    out += pending
+    return Merged(tuple(out), tuple(both_changed), tuple(kept_over_removal))
+
+
+def merge_texts(base: str, ours: str, theirs: str) -> Merged:
+    """Merge three memory-file texts (any shape a hand edit left them in: CRLF, a BOM, padded `§`)."""
+    return merge_entries(*(parse(text).stored_texts for text in (base, ours, theirs)))
+
+
+def _unique(entries: Iterable[str]) -> list[str]:
+    """Normalised, non-empty, first copy of each: the entries as the store keeps them."""
+    return list(dict.fromkeys(e for e in (normalize_entry(x) for x in entries) if e))
