@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.support.git_repo import MEMORY, GitRepo
 
 from my_agent_core.memory import MemoryStore
 from my_agent_core.private import GITIGNORE_HEADER, SESSIONS_DIR, private_dir
@@ -18,6 +17,7 @@ from my_agent_core.team.git_setup import (
     driver_command,
     git_setup,
 )
+from tests.support.git_repo import MEMORY, GitRepo
 
 
 @pytest.fixture

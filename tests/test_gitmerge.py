@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.support.git_repo import MEMORY, GitRepo
 
 from my_agent_core.memory.document import ENTRY_DELIMITER, normalize_entry, parse, serialize
 from my_agent_core.team.git_setup import git_setup
 from my_agent_core.team.merge import match_entries, merge_entries, merge_texts
+from tests.support.git_repo import MEMORY, GitRepo
 
 # ------------------------------------------------------------------------------------ the rules
 
