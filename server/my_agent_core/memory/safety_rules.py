@@ -292,7 +292,7 @@ _REVEAL = (
     rf"|\b{_REVEAL_VERBS}\s+(?:the\s+)?(?:full\s+|entire\s+|complete\s+|exact\s+|hidden\s+)*system\s+"
     r"(?:prompt|message|instructions)\b[^.\n]{0,30}?\b(?:verbatim|word\s+for\s+word|in\s+full|to\s+the\s+user|when\s+asked|"
     r"in\s+(?:every|each|your)\s+(?:reply|response|answer))"
-    rf"|(?:^|[.!?;:]\s+){_REVEAL_VERBS}\s+system\s+prompt\b"
+    rf"|(?:^|(?<=[.!?;:] )|(?<=[.!?;:]\n)){_REVEAL_VERBS}\s+system\s+prompt\b"
 )
 
 # --- forged structure: tags and chat-template tokens ----------------------------------------------
