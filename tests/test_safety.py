@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TypedDict
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from my_agent_core.memory import ENTRY_DELIMITER, MemoryEditError, MemoryStore, make_memory_tool
 from my_agent_core.memory.normalize import fold
@@ -308,3 +310,23 @@ def test_edits_of_other_entries_are_not_blocked_by_an_unsafe_neighbour(tmp_path:
     store = MemoryStore(mem_dir)
     store.add("memory", "a safe fact")
     assert store.entries("memory") == [unsafe, "a safe fact"]
+
+
+# --- any text at all -------------------------------------------------------------------------
+
+_PIECES = st.sampled_from(
+    [i["text"] for i in CORPUS]
+    + ["\u200b", "\u200d", "\ufe0f", "\U000e0041", "\u202e", "\x1b", "\udfff", "§", "\n", " "]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=30), _PIECES), max_size=12).map("".join))
+def test_any_text_scans_to_valid_spans(text: str) -> None:
+    issues = scan(text)
+    for issue in issues:
+        assert 0 <= issue.start < issue.end <= len(text)
+    cleaned = strip_invisible(text)
+    assert not [i for i in scan(cleaned) if i.kind == "invisible"]
+    assert strip_invisible(cleaned) == cleaned
+    assert _key(phrase_issues(text)) == _key(phrase_issues(text, gate=False))
