@@ -330,3 +330,10 @@ def test_any_text_scans_to_valid_spans(text: str) -> None:
     assert not [i for i in scan(cleaned) if i.kind == "invisible"]
     assert strip_invisible(cleaned) == cleaned
     assert _key(phrase_issues(text)) == _key(phrase_issues(text, gate=False))
+
+
+@pytest.mark.parametrize("text", ["\u200c", "\u200d", "\u200b", "\ufe0f", "\U000e0100", "a\u200d"])
+def test_a_lone_invisible_at_either_end_is_reported(text: str) -> None:
+    issues = scan(text)
+    assert [i.kind for i in issues] == ["invisible"]
+    assert strip_invisible(text) == text.replace(text[issues[0].start : issues[0].end], "")

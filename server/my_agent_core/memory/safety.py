@@ -145,7 +145,7 @@ def _single_is_legitimate(text: str, i: int) -> bool:
     if ch == "\u200b":
         return any(c and _separates_words_with_zwsp(c) for c in (prev, nxt))
     if ch in "\u200c\u200d":
-        if _is_joining_script(prev) or (nxt and _is_joining_script(nxt)):
+        if (prev and _is_joining_script(prev)) or (nxt and _is_joining_script(nxt)):
             return True  # e.g. Persian ZWNJ, Malayalam chillu (virama + ZWJ) at a word's end
         if ch == "\u200d" and prev and nxt:
             j = i - 1
