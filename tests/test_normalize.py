@@ -149,7 +149,24 @@ def test_committed_confusables_table_is_generated_from_unicode_data() -> None:
     committed = (ROOT / "server/my_agent_core/memory/confusables_data.py").read_text(
         encoding="utf-8"
     )
-    assert committed == gen.generate(gen.packaged_source())
+    assert committed == gen.generate_packaged()
+
+
+def test_generator_reads_the_packaged_matrix_one_way() -> None:
+    gen = _generator()
+    # Each confusables line appears both ways; a source has one entry (its prototype).
+    matrix = {
+        "\u0430": [{"c": "a", "n": "LATIN SMALL LETTER A"}],
+        "a": [{"c": "\u0430", "n": "CYRILLIC SMALL LETTER A"}, {"c": "\u0251", "n": "ALPHA"}],
+        "\u0251": [{"c": "a", "n": "LATIN SMALL LETTER A"}],
+        "I": [{"c": "l", "n": "LATIN SMALL LETTER L"}],
+        "l": [{"c": "I", "n": "LATIN CAPITAL LETTER I"}, {"c": "\u0399", "n": "IOTA"}],
+        "\u0399": [{"c": "l", "n": "LATIN SMALL LETTER L"}],
+        "\u05d5": [{"c": "\u05df", "n": "HEBREW LETTER FINAL NUN"}],
+    }
+    prototypes = gen.parse_matrix(matrix)
+    assert prototypes == {"\u0430": "a", "\u0251": "a", "I": "l", "\u0399": "l"}
+    assert gen.ascii_table(prototypes) == {0x0430: "a", 0x0251: "a", 0x0399: "i"}
 
 
 def test_generator_reads_single_character_prototypes_back() -> None:
@@ -176,4 +193,4 @@ def test_generator_reads_single_character_prototypes_back() -> None:
         0x0430: "a",
         0x0391: "a",
     }
-    assert 'UNICODE_CONFUSABLES_VERSION = "99.0"' in gen.generate(sample)
+    assert 'UNICODE_CONFUSABLES_VERSION = "confusables.txt 99.0"' in gen.generate(sample)

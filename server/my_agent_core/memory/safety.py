@@ -1,22 +1,40 @@
-"""Scanner for memory content that would steer, leak or hide things once it is in a system prompt.
+"""Scanner for text that would steer, leak or hide things once it is in a prompt.
 
 Memory is injected into every future session's system prompt, and a cloned repository can ship memory
-files, so a memory entry is an attack surface. The scanner is deliberately conservative about false
-positives that bit other agents: ZWJ inside emoji sequences, ZWNJ in Persian or Indic words, and entries
-that merely mention `AGENTS.md` or a URL are all fine.
+files, so an entry is an attack surface; context files and recalled archive text are scanned the same
+way. Two jobs, both reported at offsets into the ORIGINAL text:
+
+- hidden characters (bidi controls, zero-width runs, tag characters, terminal escapes), judged on the
+  original so legitimate uses stay: ZWJ in emoji, ZWNJ in Persian and Indic words, ZWSP as the word
+  separator of Thai, Khmer, Lao, Myanmar and Japanese, a variation selector after its base;
+- phrases aimed at the model (`safety_rules`), matched on the folded form (`normalize.fold`) so that
+  fullwidth, look-alike, accented or zero-width-split disguises of an attack match as the attack.
+
+A developer's note that documents a command (`curl ... | sh`, `crontab -e`, "add it to ~/.bashrc") is
+not an attack; the approval gate of the workspace tools is what guards commands. An instruction to the
+model to act without the user, to hide from the user, or to send data out, is.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
+
+import ahocorasick
+
+from my_agent_core.memory.normalize import fold, fold_map, original_span
+from my_agent_core.memory.safety_rules import PROMPTWARE, RULES, Rule
 
 __all__ = ["SafetyIssue", "describe", "is_safe", "scan", "strip_invisible"]
 
 
 @dataclass(frozen=True, slots=True)
 class SafetyIssue:
-    """One finding: `kind` (injection, exfiltration, persistence, execution, invisible), offsets."""
+    """One finding at `[start, end)` of the original text.
+
+    `kind`: injection, exfiltration, concealment, execution, persistence or invisible.
+    """
 
     kind: str
     message: str
@@ -24,129 +42,17 @@ class SafetyIssue:
     end: int
 
 
-_F = re.IGNORECASE | re.DOTALL
+# --- hidden characters ----------------------------------------------------------------------------
 
-# (kind, message, pattern, triggers). Each pattern targets an instruction aimed at the model or a payload,
-# not a topic; a rule runs only when one of its trigger substrings (lowercase) occurs, which keeps the
-# scan cheap on ordinary text.
-_RULES: list[tuple[str, str, re.Pattern[str], tuple[str, ...]]] = [
-    (
-        "injection",
-        "tells the model to ignore its instructions",
-        re.compile(
-            r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,30}?"
-            r"\b(?:previous|prior|above|earlier|preceding|original|system|developer|your)\b[^.\n]{0,20}?"
-            r"\b(?:instructions?|prompts?|rules|guidelines|directives|guardrails)\b",
-            _F,
-        ),
-        ("ignore", "disregard", "forget", "override", "bypass"),
-    ),
-    (
-        "injection",
-        "tells the model to ignore its instructions",
-        re.compile(
-            r"(?:忽略|无视|忘记|忽视|不要理会)[^。\n]{0,6}(?:之前|以上|上面|先前|上述|前面|系统|原有|原来|你的)"
-            r"[^。\n]{0,8}(?:指令|指示|提示词?|规则|设定|要求)",
-            _F,
-        ),
-        ("忽略", "无视", "忘记", "忽视", "不要理会"),
-    ),
-    (
-        "injection",
-        "tries to switch the model into another role or mode",
-        re.compile(
-            r"\byou\s+are\s+now\b[^.\n]{0,40}?\b(?:dan|jailbr\w*|unrestricted|unfiltered|"
-            r"developer\s+mode|no\s+longer\s+bound|free\s+of)\b|\b(?:enable|enter|activate)\s+"
-            r"(?:developer|god|jailbreak|dan)\s+mode\b",
-            _F,
-        ),
-        ("you are now", " mode"),
-    ),
-    (
-        "injection",
-        "fakes a prompt boundary or a chat-template token",
-        re.compile(
-            r"</?\s*(?:MEMORY_CONTEXT|system|system[-_ ]prompt|instructions?)\s*>|<\|(?:im_start|im_end|system|"
-            r"endoftext|begin_of_text|start_header_id|eot_id)\|>|\[/?INST\]|<<\s*/?SYS\s*>>|"
-            r"^\s*#{1,6}\s*(?:system|new\s+instructions)\s*:?\s*$",
-            _F | re.MULTILINE,
-        ),
-        ("<", "[inst", "[/inst", "#"),
-    ),
-    (
-        "injection",
-        "asks the model to reveal or rewrite its system prompt",
-        re.compile(
-            r"\b(?:reveal|print|output|repeat|leak|show)\b[^.\n]{0,30}\b(?:your|the)\s+system\s+prompt\b",
-            _F,
-        ),
-        ("system prompt",),
-    ),
-    (
-        "exfiltration",
-        "sends secrets or environment data somewhere",
-        re.compile(
-            r"\b(?:send|post|upload|forward|exfiltrate|transmit|email|leak)\b[^.\n]{0,60}?"
-            r"(?:api[\s_-]?keys?|secrets?|credentials?|passwords?|tokens?|private\s+keys?|\.env\b|"
-            r"env(?:ironment)?\s+variables?|~/\.ssh|id_rsa|\.aws)",
-            _F,
-        ),
-        ("send", "post", "upload", "forward", "exfiltrat", "transmit", "email", "leak"),
-    ),
-    (
-        "exfiltration",
-        "ships secrets or environment data in a network command",
-        re.compile(
-            r"\b(?:curl|wget|nc|ncat|invoke-webrequest|fetch)\b[^\n]{0,200}?(?:\$\(\s*(?:env|printenv|cat)\b|"
-            r"\$\{?[A-Z_]*(?:KEY|TOKEN|SECRET|PASSWORD)[A-Z_]*\}?|~/\.ssh|id_rsa|\.aws/credentials|/etc/passwd)",
-            _F,
-        ),
-        ("curl", "wget", "nc", "invoke-webrequest", "fetch"),
-    ),
-    (
-        "exfiltration",
-        "renders a remote image whose URL carries data (a classic exfiltration channel)",
-        re.compile(r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*\?[^)\s]*=[^)\s]*\)", _F),
-        ("![",),
-    ),
-    (
-        "persistence",
-        "plants something in a shell profile, crontab or SSH keys",
-        re.compile(
-            r"(?:>>?|\btee\b(?:\s+-a)?)\s*[\"']?(?:~|\$HOME|/root|/home/\w+)/\.(?:bashrc|zshrc|profile|bash_profile|"
-            r"ssh/authorized_keys)|\bcrontab\s+-|\b(?:add|append|write|put|insert)\b[^.\n]{0,40}?\b(?:to|into|in)\s+"
-            r"[\"'`]?(?:~/)?\.(?:bashrc|zshrc|profile|bash_profile|ssh/authorized_keys)\b",
-            _F,
-        ),
-        ("bashrc", "zshrc", "profile", "authorized_keys", "crontab"),
-    ),
-    (
-        "persistence",
-        "tells the model to keep doing something hidden from the user",
-        re.compile(
-            r"\bwithout\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+user|them|anyone)\b|"
-            r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|notify|alert)\s+the\s+user\b|"
-            r"\bhide\s+(?:this|it|that)\s+from\s+the\s+user\b|"
-            r"\bnever\s+mention\s+(?:this|it|that)\s+to\s+the\s+user\b",
-            _F,
-        ),
-        ("tell", "inform", "notify", "alert", "hide", "mention"),
-    ),
-    (
-        "execution",
-        "pipes a download straight into a shell",
-        re.compile(r"\b(?:curl|wget)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b", _F),
-        ("curl", "wget"),
-    ),
-]
+_CANDIDATES = re.compile(
+    "[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u202a-\u202e\u2066-\u2069"
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufe00-\ufe0f\u3164\uffa0"
+    "\U000e0000-\U000e007f\U000e0100-\U000e01ef]+"
+)
+_TAG_SPLIT = re.compile("[\U000e0000-\U000e007f]+|[^\U000e0000-\U000e007f]+")
+_VS16_ZWJ = frozenset({"\ufe0f\u200d", "\ufe0e\u200d"})
 
-# Bidi embeddings/overrides/isolates (Trojan Source) and zero-width characters with no legitimate role
-# in memory text. LRM/RLM are left alone: RTL writers use them.
-_ALWAYS_INVISIBLE = re.compile("[\u202a-\u202e\u2066-\u2069\u200b\u2060-\u2064\u180e\ufeff]")
-_ZW_JOINERS = re.compile("[\u200c\u200d]")
-_TAG_RUN = re.compile("[\U000e0000-\U000e007f]+")
-
-_INVISIBLE_NAMES = {
+_NAMES = {
     "\u200b": "ZERO WIDTH SPACE",
     "\u200c": "ZERO WIDTH NON-JOINER",
     "\u200d": "ZERO WIDTH JOINER",
@@ -154,6 +60,16 @@ _INVISIBLE_NAMES = {
     "\ufeff": "ZERO WIDTH NO-BREAK SPACE",
     "\u180e": "MONGOLIAN VOWEL SEPARATOR",
 }
+
+
+def _name(ch: str) -> str:
+    if ch in _NAMES:
+        return _NAMES[ch]
+    if "\u202a" <= ch <= "\u202e" or "\u2066" <= ch <= "\u2069":
+        return "bidirectional control"
+    if ch < "\x20" or "\x7f" <= ch <= "\x9f":
+        return "control character"
+    return unicodedata.name(ch, "invisible character")
 
 
 def _is_pictographic(ch: str) -> bool:
@@ -187,80 +103,227 @@ def _is_joining_script(ch: str) -> bool:
     )
 
 
-def _joiner_is_legitimate(text: str, i: int) -> bool:
+def _separates_words_with_zwsp(ch: str) -> bool:
+    """Scripts written without spaces, where ZWSP marks word breaks: Thai, Lao, Khmer, Myanmar,
+    Tibetan, Balinese, Javanese, Tai scripts, and Japanese / Chinese text."""
+    cp = ord(ch)
+    return (
+        0x0E00 <= cp <= 0x0EFF  # Thai, Lao
+        or 0x0F00 <= cp <= 0x0FFF  # Tibetan
+        or 0x1000 <= cp <= 0x109F  # Myanmar
+        or 0x1780 <= cp <= 0x17FF  # Khmer
+        or 0x1950 <= cp <= 0x19FF  # Tai Le, New Tai Lue, Khmer symbols
+        or 0x1A20 <= cp <= 0x1AAF  # Tai Tham
+        or 0x1B00 <= cp <= 0x1B7F  # Balinese
+        or 0xA980 <= cp <= 0xA9FF  # Javanese, Myanmar ext. B
+        or 0xAA60 <= cp <= 0xAADF  # Myanmar ext. A, Tai Viet
+        or 0x3000 <= cp <= 0x30FF  # CJK punctuation, Hiragana, Katakana
+        or 0x31F0 <= cp <= 0x31FF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x4E00 <= cp <= 0x9FFF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0xFF66 <= cp <= 0xFF9F
+        or 0x20000 <= cp <= 0x3FFFF
+    )
+
+
+def _is_ideograph(ch: str) -> bool:
+    cp = ord(ch)
+    return (
+        0x3400 <= cp <= 0x4DBF
+        or 0x4E00 <= cp <= 0x9FFF
+        or 0xF900 <= cp <= 0xFAFF
+        or (0x20000 <= cp <= 0x3FFFF)
+    )
+
+
+def _single_is_legitimate(text: str, i: int) -> bool:
+    """Whether the one invisible character at `i` (not part of a longer run) does a visible job."""
+    ch = text[i]
     prev = text[i - 1] if i > 0 else ""
     nxt = text[i + 1] if i + 1 < len(text) else ""
-    if (prev and _is_joining_script(prev)) or (nxt and _is_joining_script(nxt)):
-        return True  # e.g. Persian ZWNJ, Malayalam chillu (virama + ZWJ) at a word's end
-    if not prev or not nxt:
+    if ch == "\u200b":
+        return any(c and _separates_words_with_zwsp(c) for c in (prev, nxt))
+    if ch in "\u200c\u200d":
+        if (prev and _is_joining_script(prev)) or (nxt and _is_joining_script(nxt)):
+            return True  # e.g. Persian ZWNJ, Malayalam chillu (virama + ZWJ) at a word's end
+        if ch == "\u200d" and prev and nxt:
+            j = i - 1
+            while j > 0 and _is_emoji_tail(text[j]):
+                j -= 1
+            return _is_pictographic(text[j]) and _is_pictographic(nxt)
         return False
-    if text[i] == "\u200d":
-        j = i - 1
-        while j > 0 and _is_emoji_tail(text[j]):
-            j -= 1
-        return _is_pictographic(text[j]) and _is_pictographic(nxt)
+    if "\ufe00" <= ch <= "\ufe0f":
+        return bool(prev) and not prev.isspace()  # a variation sequence needs its base
+    if "\U000e0100" <= ch <= "\U000e01ef":
+        return bool(prev) and _is_ideograph(prev)  # ideographic variation sequences
     return False
+
+
+def _run_is_legitimate(text: str, start: int, end: int) -> bool:
+    """A run of several invisibles: only VS + ZWJ inside an emoji sequence (❤️‍🔥) is normal."""
+    run = text[start:end]
+    if run not in _VS16_ZWJ or start == 0 or end >= len(text):
+        return False
+    return _is_pictographic(text[start - 1]) and _is_pictographic(text[end])
+
+
+def _tag_run_issue(text: str, start: int, end: int) -> SafetyIssue | None:
+    """Tag characters spell hidden ASCII, except in a subdivision flag (🏴 + tags + CANCEL TAG)."""
+    if start > 0 and text[start - 1] == "\U0001f3f4" and text[end - 1] == "\U000e007f":
+        return None
+    return SafetyIssue(
+        "invisible", "contains invisible Unicode tag characters (hidden text)", start, end
+    )
 
 
 def _invisible_issues(text: str) -> list[SafetyIssue]:
     issues: list[SafetyIssue] = []
-    for m in _ALWAYS_INVISIBLE.finditer(text):
-        ch = m.group()
-        name = _INVISIBLE_NAMES.get(ch, "bidirectional control")
-        issues.append(
-            SafetyIssue(
-                "invisible",
-                f"contains an invisible character U+{ord(ch):04X} ({name})",
-                m.start(),
-                m.end(),
-            )
-        )
-    for m in _ZW_JOINERS.finditer(text):
-        if not _joiner_is_legitimate(text, m.start()):
-            ch = m.group()
-            issues.append(
-                SafetyIssue(
-                    "invisible",
-                    f"contains an invisible character U+{ord(ch):04X} ({_INVISIBLE_NAMES[ch]})",
-                    m.start(),
-                    m.end(),
-                )
-            )
-    for m in _TAG_RUN.finditer(text):
-        # Emoji tag sequences (subdivision flags) are 🏴 + tags + CANCEL TAG; anything else hides text.
-        is_flag = (
-            m.start() > 0
-            and text[m.start() - 1] == "\U0001f3f4"
-            and m.group().endswith("\U000e007f")
-        )
-        if not is_flag:
-            issues.append(
-                SafetyIssue(
-                    "invisible",
-                    "contains invisible Unicode tag characters (hidden text)",
-                    m.start(),
-                    m.end(),
-                )
-            )
+    for m in _CANDIDATES.finditer(text):
+        # Tag characters form their own sub-runs; the rest is judged as one run.
+        for sub in _TAG_SPLIT.finditer(m.group()):
+            s, e = m.start() + sub.start(), m.start() + sub.end()
+            if "\U000e0000" <= text[s] <= "\U000e007f":
+                issue = _tag_run_issue(text, s, e)
+                if issue is not None:
+                    issues.append(issue)
+            elif e - s == 1:
+                if not _single_is_legitimate(text, s):
+                    ch = text[s]
+                    message = f"contains an invisible character U+{ord(ch):04X} ({_name(ch)})"
+                    issues.append(SafetyIssue("invisible", message, s, e))
+            elif not _run_is_legitimate(text, s, e):
+                message = f"contains a run of {e - s} invisible characters (hidden data)"
+                issues.append(SafetyIssue("invisible", message, s, e))
     return issues
+
+
+# --- phrases --------------------------------------------------------------------------------------
+
+_NEGATION = re.compile(r"\b(?:never|not|n't|dont|avoid|no|nor)\s+(?:(?!forget\b|fail\b)\w+\s+)?$")
+_ALL_RULES: tuple[Rule, ...] = RULES + PROMPTWARE
+# Below this size a text is searched whole: windows would cost more than they save.
+_WINDOWED_FROM = 4096
+
+Span = tuple[int, int, bool]  # start, end, in folded coordinates
+
+
+def _trigger_automaton() -> ahocorasick.Automaton:
+    """Every trigger of every rule -> the rules it opens, found in one pass over the text."""
+    by_trigger: dict[str, list[int]] = {}
+    for index, rule in enumerate(_ALL_RULES):
+        for trigger in rule.triggers:
+            by_trigger.setdefault(trigger, []).append(index)
+    automaton = ahocorasick.Automaton()
+    for trigger, indices in by_trigger.items():
+        automaton.add_word(trigger, (len(trigger), tuple(indices)))
+    automaton.make_automaton()
+    return automaton
+
+
+_AUTOMATON = _trigger_automaton()
+
+
+def _windows(folded: str) -> dict[int, list[tuple[int, int]]]:
+    """Per triggered rule, the merged stretches of `folded` it must search.
+
+    A stretch runs from `reach` before a trigger to the end of the line `reach` after it (a
+    search may start anywhere, `^` and look-behinds still see the text before it, but it must
+    end at a line end for `$` to mean what it means in the whole text); reach 0: the whole text.
+    """
+    n = len(folded)
+    found: dict[int, list[tuple[int, int]]] = {}
+    for end, (length, indices) in _AUTOMATON.iter(folded):
+        at = end + 1 - length
+        for index in indices:
+            reach = _ALL_RULES[index].reach
+            spans = found.setdefault(index, [])
+            if reach == 0:
+                if not spans:
+                    spans.append((0, n))
+                continue
+            if spans and at - reach <= spans[-1][1]:
+                if end + reach >= spans[-1][1]:
+                    spans[-1] = (spans[-1][0], _line_end(folded, end + reach))
+                continue
+            spans.append((max(0, at - reach), _line_end(folded, end + reach)))
+    return found
+
+
+def _line_end(folded: str, at: int) -> int:
+    if at >= len(folded):
+        return len(folded)
+    stop = folded.find("\n", at)
+    return len(folded) if stop < 0 else stop
+
+
+def _negated(folded: str, start: int) -> bool:
+    """ "Never send tokens to ..." is advice; "do not forget to send tokens to ..." is not."""
+    return bool(_NEGATION.search(folded, max(0, start - 30), start))
+
+
+def _rule_spans(rule: Rule, text: str, folded: str, stretches: list[tuple[int, int]]) -> list[Span]:
+    if rule.on_original:
+        return [(s, e, False) for s, e in rule.find(text, 0, len(text))]
+    spans: set[Span] = set()
+    for start, stop in stretches:
+        for s, e in rule.find(folded, start, stop):
+            if not (rule.negatable and _negated(folded, s)):
+                spans.add((s, e, True))
+    return sorted(spans)
+
+
+def _triggered(folded: str, gate: bool) -> dict[int, list[tuple[int, int]]]:
+    """Rule index -> stretches to search, for the rules whose triggers occur (all, ungated)."""
+    whole = [(0, len(folded))]
+    if not gate:
+        return {index: whole for index in range(len(_ALL_RULES))}
+    if len(folded) >= _WINDOWED_FROM:
+        return _windows(folded)
+    return {index: whole for _, (_, indices) in _AUTOMATON.iter(folded) for index in indices}
+
+
+def phrase_issues(text: str, *, gate: bool = True) -> list[SafetyIssue]:
+    """The phrase findings alone; `gate=False` runs every rule on the whole text whatever its
+    triggers say (the gate and the windows are a pure speed-up; tests prove they change nothing).
+    """
+    folded = fold(text)
+    found: list[tuple[Rule, list[Span]]] = []
+    signals: list[tuple[Rule, list[Span]]] = []
+    for index, stretches in _triggered(folded, gate).items():
+        rule = _ALL_RULES[index]
+        spans = _rule_spans(rule, text, folded, stretches)
+        if spans:
+            (signals if rule.group else found).append((rule, spans))
+    if len(signals) >= 2:
+        found += signals
+    if not found:
+        return []
+    offsets = fold_map(text)[1]
+    issues: list[SafetyIssue] = []
+    for rule, spans in found:
+        for s, e, in_folded in spans:
+            start, end = original_span(offsets, s, e) if in_folded else (s, e)
+            if end > start:
+                issues.append(SafetyIssue(rule.kind, rule.message, start, end))
+    return issues
+
+
+# --- the API --------------------------------------------------------------------------------------
 
 
 def scan(text: str) -> list[SafetyIssue]:
-    """Every unsafe span in `text`, in order of position."""
-    issues = _invisible_issues(text)
-    lowered = text.lower()
-    for kind, message, pattern, triggers in _RULES:
-        if not any(trigger in lowered for trigger in triggers):
-            continue
-        for m in pattern.finditer(text):
-            issues.append(SafetyIssue(kind, message, m.start(), m.end()))
-    issues.sort(key=lambda issue: (issue.start, issue.end))
-    return issues
+    """Every unsafe span in `text`, in order of position (offsets into `text`)."""
+    issues = set(_invisible_issues(text)) | set(phrase_issues(text))
+    return sorted(issues, key=lambda i: (i.start, i.end, i.kind, i.message))
 
 
 def is_safe(text: str) -> bool:
     """True when `scan` finds nothing."""
     return not scan(text)
+
+
+_DESCRIBED = 4
 
 
 def describe(issues: list[SafetyIssue]) -> str:
@@ -269,6 +332,8 @@ def describe(issues: list[SafetyIssue]) -> str:
     for issue in issues:
         if issue.message not in seen:
             seen.append(issue.message)
+    if len(seen) > _DESCRIBED:
+        return "; ".join(seen[:_DESCRIBED]) + f"; and {len(seen) - _DESCRIBED} more findings"
     return "; ".join(seen)
 
 

@@ -1,0 +1,1052 @@
+"""The phrase rules of the safety scanner: what an attack on the model says, written once, folded.
+
+Every rule targets an instruction aimed at the model (override its instructions or role, leak secrets
+or the conversation, hide things from the user, take orders from a remote server), never a topic: a
+developer's note that documents a command, mentions a token or ignores lint rules is not an attack.
+Patterns match the folded form (`normalize.fold`), so each is written once in plain lowercase and
+covers fullwidth, look-alike, accented and zero-width-split variants. Non-ASCII literals in a pattern
+are folded the same way when the pattern is compiled (`_re`).
+
+A rule runs only when one of its trigger substrings occurs in the folded text, which keeps a scan of
+ordinary text to a few substring searches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from urllib.parse import parse_qsl
+
+from my_agent_core.memory.normalize import fold
+
+__all__ = ["PROMPTWARE", "RULES", "Rule"]
+
+# (text, start, end) -> spans of matches inside text[start:end] (a window of a longer text).
+Finder = Callable[[str, int, int], Iterator[tuple[int, int]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One kind of attack: where it is found (`find` on the folded text) and how it is described.
+
+    `triggers`: folded substrings of which every match contains one (the gate). `negatable`: a match
+    right after "never" / "do not" is advice, not an attack ("never send tokens to a URL"). `group`:
+    a weak signal that counts only when another signal of the same group is present too.
+    `on_original`: `find` reads the original text (URLs, whose case carries meaning). `reach`: how
+    far from a trigger a match can extend, so a long text is searched only in windows around its
+    triggers; 0 means always search the whole text (carriers that span lines).
+    """
+
+    kind: str
+    message: str
+    find: Finder
+    triggers: tuple[str, ...]
+    negatable: bool = False
+    group: str | None = None
+    on_original: bool = False
+    reach: int = 250
+
+
+def _re(source: str) -> re.Pattern[str]:
+    """Compile a pattern over folded text; non-ASCII literals are folded as the text is.
+
+    A letter whose capital folds differently matches both forms. Non-ASCII characters are only
+    ever literals here (regex syntax is ASCII).
+    """
+    out: list[str] = []
+    for ch in source:
+        if ch.isascii():
+            out.append(ch)
+            continue
+        variants = sorted({v for v in (fold(ch), fold(ch.upper())) if v})
+        if len(variants) == 1:
+            out.append(re.escape(variants[0]))
+        elif variants:
+            out.append("(?:" + "|".join(re.escape(v) for v in variants) + ")")
+    return re.compile("".join(out), re.MULTILINE)
+
+
+def _finder(source: str) -> Finder:
+    """A finder for one pattern, compiled on first use (the rules of text never seen cost nothing
+    at start-up, where the language server's first diagnostics are timed)."""
+    compiled: list[re.Pattern[str]] = []
+
+    def find(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+        if not compiled:
+            compiled.append(_re(source))
+        for m in compiled[0].finditer(text, start, end):
+            if m.end() > m.start():
+                yield m.span()
+
+    return find
+
+
+def _rule(
+    kind: str,
+    message: str,
+    source: str,
+    triggers: tuple[str, ...],
+    *,
+    negatable: bool = False,
+    group: str | None = None,
+    reach: int = 250,
+) -> Rule:
+    folded = tuple(fold(t) for t in triggers)
+    return Rule(kind, message, _finder(source), folded, negatable, group, reach=reach)
+
+
+def _alt(words: str) -> str:
+    """An alternation of `|`-separated phrases; a space in a phrase matches a run of separators."""
+    return "(?:" + "|".join(w.replace(" ", _SP) for w in words.split("|")) + ")"
+
+
+def _t(words: str) -> tuple[str, ...]:
+    """Triggers from `|`-separated phrases."""
+    return tuple(words.split("|"))
+
+
+# Between two words: separators, or nothing (a zero-width space that the fold dropped).
+_SP = r"[\s\W_]{0,6}"
+# A short stretch of the same sentence.
+_GAP = r"[^.!?\n。！？]{0,40}?"
+_GAP60 = r"[^.!?\n。！？]{0,60}?"
+
+# --- override: "ignore all previous instructions" ---------------------------------------------------
+
+_OVERRIDE_VERBS = _alt(
+    "ignore|ignoring|disregard|disregarding|forget|override|overrule|bypass|skip|discard|"
+    "abandon|drop|set aside|throw away|throw out|pay no attention to|pay no heed to|"
+    "do not follow|don't follow|dont follow|do not obey|don't obey|stop following|"
+    "stop obeying|no longer follow|no longer obey|never mind|nevermind"
+)
+_SCOPE = _alt(
+    "all|any|every|your|previous|previously given|prior|above|earlier|preceding|foregoing|"
+    "original|initial|system|developer|developers|safety|openai|anthropic|built-in|"
+    "programmed"
+)
+_FILLER = _alt(
+    "all|any|every|each|of|the|your|my|these|those|its|their|that|this|and|or|other|such|"
+    "entire|whole|full|above|prior|previous|previously|given|preceding|earlier|foregoing|"
+    "original|initial|old|existing|current|default|standard|usual|normal|important|"
+    "specific|explicit|official|internal|real|actual|basic|main|core|strict|hidden|system|"
+    "developer|safety|security|ethical|moral|content|ai|assistant|model|model's|"
+    "assistant's"
+)
+_RULE_NOUNS = _alt(
+    "instructions|instruction|prompts|prompt|rules|guidelines|directives|directions|"
+    "guardrails|constraints|restrictions|limitations|policies|policy|programming|orders|"
+    "guidance|safeguards|filters|principles|conditioning|training|commands"
+)
+# "ignore the previous rules file": the noun names something else.
+_NOT_AN_OBJECT = (
+    r"(?![\w-]|[\s]+(?:file|files|config|configs|configuration|dir|directory|folder|page|pages|"
+    r"section|doc|docs|set|sets|engine|table|list|output|of\s+(?:the\s+)?(?:linter|formatter|"
+    r"repo|repository|project|style))\b|\s+(?:in|from|of)\s+\S*[./]\S*)"
+)
+
+_OVERRIDE = (
+    rf"\b{_OVERRIDE_VERBS}(?:{_SP}{_FILLER}\b){{0,4}}{_SP}{_SCOPE}\b(?:{_SP}{_FILLER}\b){{0,3}}"
+    rf"{_SP}{_RULE_NOUNS}{_NOT_AN_OBJECT}"
+)
+_EVERYTHING_BEFORE = (
+    rf"\b{_OVERRIDE_VERBS}{_SP}(?:everything|all|anything)(?:{_SP}(?:that|which|you|i|we|was|were|"
+    rf"have|has|been|said|written|told|given|stated|mentioned|got|received|so|of){{1}}\b){{0,4}}"
+    rf"{_SP}(?:above|before|earlier|previously|prior|so far|until now|up to (?:now|here|this point)"
+    rf"|that came before|you (?:were|have been|'ve been) (?:told|given|instructed))\b"
+    r"(?!\s+(?:the\s+)?(?:fold|threshold|limit|version|line\s+\d))"
+)
+_THE_ABOVE = (
+    rf"\b{_OVERRIDE_VERBS}{_SP}(?:all of |everything |all )?(?:the )?(?:above|previous|prior|"
+    r"preceding|foregoing)(?=\s*(?:[.!;:,)]|$|and\b|then\b|instead\b))"
+)
+_GIVEN_TO_YOU = (
+    rf"\b{_OVERRIDE_VERBS}{_SP}(?:(?:the|your|all|any|all\s+of\s+the|all\s+the)\s+)?{_RULE_NOUNS}\s+"
+    r"(?:you(?:'ve|\s+have|\s+were|\s+had)?\s+(?:been\s+)?(?:given|told|received|got|gotten|"
+    r"shown)|given\s+to\s+you|above|before\s+this|so\s+far)\b"
+)
+_VOID = (
+    r"\b(?:all\s+)?(?:previous|prior|earlier|above|original|system|your|all)\s+(?:[\w-]+\s+)?"
+    rf"{_RULE_NOUNS}\s+(?:are|is|have\s+been|has\s+been|were)\s+(?:now\s+)?(?:void|null|cancell?ed|"
+    r"revoked|invalid|superseded|overridden|lifted|suspended|disabled|no\s+longer\s+(?:valid|apply|"
+    r"applicable|in\s+effect))\b"
+)
+_FORGET_TOLD = (
+    r"\bforget\b[\s\W]{0,6}(?:everything|all|anything|whatever)[\s\W]{0,6}(?:that\s+)?you(?:'ve|\s+have"
+    r"|\s+were|\s+had)?\s+(?:been\s+)?(?:told|instructed|taught|programmed|trained|given)\b"
+    r"|\bforget\s+(?:who|what)\s+you\s+(?:are|were)\b"
+)
+
+# --- role: "you are now a different AI" ---------------------------------------------------------
+
+_PERSONA = _alt(
+    "ai|assistant|model|bot|chatbot|persona|character|entity|llm|language model|dan|gpt|"
+    "chatgpt|hacker|jailbreak|jailbroken|unrestricted|unfiltered|uncensored|unlimited|evil|"
+    "malicious|rogue|liberated|sentient|no longer|not an ai|not bound|not restricted|"
+    "free from|free of|my slave|my servant|different ai|different model|different assistant"
+)
+_ROLE_NOW = (
+    r"\byou(?:'re|\s+are)\s+now\s+(?:(?:a|an|the|my|in|called|named|known\s+as|playing|operating"
+    r"\s+as|acting\s+as)\s+)?(?:[\w'-]+\s+){0,2}?" + _PERSONA + r"\b"
+)
+_FROM_NOW_ON = (
+    r"\b(?:from\s+now\s+on|from\s+this\s+(?:point|moment)(?:\s+on(?:ward)?)?|starting\s+now|"
+    r"henceforth|hereafter|going\s+forward)\b[\s,:]{0,3}you(?:'re|'ll|\s+are|\s+will|\s+must|\s+shall"
+    r"|\s+should)?\s+(?:(?:now|going\s+to|be|become|act\s+as|play|pretend\s+to\s+be|pretend|"
+    r"behave\s+as|respond\s+as|answer\s+as|speak\s+as|roleplay\s+as|operate\s+as)\s+){0,3}(?:a|an|"
+    r"the|my|if)?\s*(?:[\w'-]+\s+){0,2}?" + _PERSONA + r"\b"
+    r"|\b(?:from\s+now\s+on|henceforth|going\s+forward|starting\s+now)\b[\s,:]{0,3}you(?:'ll|\s+will|"
+    r"\s+must|\s+shall|\s+should)?\s+(?:ignore|disregard|no\s+longer|never\s+refuse|not\s+follow|"
+    r"obey\s+only|only\s+obey|have\s+no|don't\s+have|do\s+not\s+have|answer\s+without|respond\s+"
+    r"without|work\s+for|serve|take\s+orders)\b"
+)
+_NO_LONGER = (
+    r"\byou(?:'re|\s+are)\s+(?:no\s+longer|not)\s+(?:an?\s+)?(?:ai|assistant|language\s+model|"
+    r"bound\s+by|restricted|limited\s+by|subject\s+to|claude|chatgpt|gpt|an\s+ai)\b"
+    r"|\byour\s+(?:new|true|real)\s+(?:role|identity|persona|purpose|name|directive|objective|goal"
+    r"|instructions|prime\s+directive)\s+(?:is|are)\b"
+)
+_ACT_AS = (
+    r"\b(?:act|behave|respond|answer|pretend|roleplay|role-play)\s+(?:as\s+(?:if|though)\s+you\s+"
+    r"(?:have|had|are|were)\s+(?:no|not|free|unrestricted|unfiltered|without)|as\s+(?:an?\s+)?"
+    r"(?:unrestricted|unfiltered|uncensored|jailbroken|evil|malicious|amoral|unaligned|rogue)\b|"
+    r"(?:to\s+be|that\s+you\s+are|you\s+are)\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|"
+    r"jailbroken|evil|malicious|dan|amoral|hacker|rogue|different\s+ai|human)\b)"
+)
+_MODES = (
+    r"\b(?:jailbreak|jailbroken|dan|unrestricted|unfiltered|uncensored|evil|chaos|amoral|"
+    r"no[\s-]restrictions?)\s+mode\b"
+    r"|\bdo\s+anything\s+now\b"
+    r"|\byou(?:'re|\s+are)\s+(?:now\s+)?(?:in|running\s+in|operating\s+in)\s+(?:developer|debug|god"
+    r"|admin|maintenance|sudo|root|test)\s+mode\b"
+    r"|\b(?:chatgpt|gpt|claude|the\s+assistant|the\s+model|an?\s+ai)\s+with\s+developer\s+mode\b"
+    r"|\b(?:enable|enter|activate|switch\s+to)\s+(?:your\s+)?(?:jailbreak|dan|unrestricted|"
+    r"unfiltered|uncensored)\s+mode\b"
+    r"|\byou\s+(?:are\s+going\s+to|will|must|shall)\s+(?:act|pretend|behave)[^.\n]{0,40}developer"
+    r"\s+mode\b"
+)
+
+# --- safety: "act as if you have no restrictions" -------------------------------------------------
+
+_LIMITS = _alt(
+    "restrictions|limits|limitations|rules|filters|guidelines|boundaries|censorship|"
+    "constraints|guardrails|safeguards|ethics|morals|policies|content policy|safety|"
+    "moderation|alignment"
+)
+_NO_LIMITS = (
+    r"\byou(?:'ve|\s+have|\s+now\s+have|\s+had|\s+are\s+under|\s+operate\s+(?:with|under)|\s+are"
+    r"\s+bound\s+by)\s+(?:absolutely\s+|now\s+)?no\s+(?:[\w-]+\s+){0,2}?" + _LIMITS + r"\b"
+    r"|\byou\s+(?:don't|do\s+not|no\s+longer)\s+(?:have\s+(?:any\s+)?|need\s+to\s+follow\s+(?:any\s+)?"
+    r"|follow\s+(?:any\s+)?)(?:[\w-]+\s+){0,2}?" + _LIMITS + r"\b"
+    r"|\b(?:respond|answer|reply|act|behave|speak|write|operate|proceed)\s+(?:[\w-]+\s+){0,2}?"
+    r"without\s+(?:any\s+)?(?:safety\s+|content\s+|ethical\s+|moral\s+)?(?:filters?|restrictions|"
+    r"censorship|guardrails|safeguards|limitations|limits|guidelines|boundaries|ethics|morals|"
+    r"refusals?|refusing|moderation|alignment)\b(?!\s+(?:on|of|for|about|to|in)\b)"
+    r"|\b(?:disable|turn\s+off|switch\s+off|remove|bypass|deactivate|ignore|drop|lift|circumvent|"
+    r"override|suspend)\s+(?:all\s+)?(?:of\s+)?(?:your|the\s+(?:ai's|model's|assistant's))\s+"
+    r"(?:[\w-]+\s+){0,2}?(?:safety|filters?|guardrails|restrictions|safeguards|censorship|alignment"
+    r"|ethics|guidelines|content\s+polic(?:y|ies)|moderation|programming)\b"
+    r"|\b(?:safety|content|ethical)\s+(?:filters?|guidelines|protocols|restrictions|guardrails|"
+    r"policies|rules)\s+(?:are|have\s+been|were)\s+(?:now\s+)?(?:disabled|off|lifted|removed|"
+    r"suspended|deactivated|turned\s+off)\b"
+    r"|\b(?:you|the\s+assistant)\s+(?:must|will|should|shall)\s+(?:never|not)\s+(?:refuse|decline)\b"
+    r"|\bnever\s+refuse\s+(?:any|a|my|the\s+user'?s?)\s*(?:request|question|instruction|command|"
+    r"prompt|task)s?\b"
+    r"|\balways\s+comply\s+with\s+(?:any|every|all)\b"
+)
+_WITH_NO_LIMITS = (
+    r"\byou(?:'re|\s+are)\b[^.\n]{0,40}?\b(?:with|under|having)\s+no\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:restrictions|filters|guardrails|censorship|limits|limitations|ethics|morals|safety|"
+    r"safeguards|content\s+polic(?:y|ies))\b"
+)
+_UNRESTRICTED = (
+    r"\b(?:uncensored|unfiltered|unrestricted|jailbroken|unaligned|amoral)\s+(?:ai|assistant|model|"
+    r"version|persona|chatbot|llm|gpt|responses?|answers?|output|replies)\b"
+)
+
+# --- system prompt: override or reveal ----------------------------------------------------------
+
+_SYSTEM_OVERRIDE = (
+    r"\bsystem\s*(?:prompt|message|instructions?)?\s+override\b"
+    r"|\boverride\s+(?:the|your)\s+system\s+(?:prompt|message|instructions)\b"
+    r"|\bnew\s+system\s+(?:prompt|message|instructions?)\s*[:=-]"
+    r"|\byour\s+(?:real|true|new|actual|updated)\s+(?:system\s+)?(?:prompt|instructions)\s+"
+    r"(?:is|are)\b"
+    r"|\byou\s+have\s+been\s+(?:updated|reprogrammed|upgraded|reconfigured|patched|jailbroken)\s+"
+    r"(?:to|with|by)\b"
+    r"|\b(?:new|updated)\s+instructions\s+from\s+(?:your|the)\s+(?:developers?|creators?|admin|"
+    r"administrator|operator|system|openai|anthropic)\b"
+    r"|\bmessage\s+from\s+(?:openai|anthropic|your\s+(?:developers|creators|administrator|operator))"
+)
+_REVEAL_VERBS = _alt(
+    "reveal|print|output|repeat|leak|show|dump|display|disclose|echo|recite|tell me|"
+    "give me|write out|spell out|share|send me|paste"
+)
+_PROMPT_WORDS = (
+    r"(?:system\s+prompt|system\s+message|initial\s+prompt|hidden\s+prompt|original\s+prompt|"
+    r"instructions|prompt|rules|guidelines|configuration|hidden\s+instructions)"
+)
+_REVEAL = (
+    rf"\b{_REVEAL_VERBS}\s+(?:me\s+|us\s+)?(?:all\s+(?:of\s+)?)?your\s+(?:full\s+|entire\s+|complete\s+"
+    rf"|exact\s+|original\s+|initial\s+|hidden\s+|secret\s+|verbatim\s+)*{_PROMPT_WORDS}\b"
+    rf"|\b{_REVEAL_VERBS}\s+(?:the\s+)?(?:full\s+|entire\s+|complete\s+|exact\s+|hidden\s+)*system\s+"
+    r"(?:prompt|message|instructions)\b[^.\n]{0,30}?\b(?:verbatim|word\s+for\s+word|in\s+full|to\s+the\s+user|when\s+asked|"
+    r"in\s+(?:every|each|your)\s+(?:reply|response|answer))"
+    rf"|(?:^|(?<=[.!?;:] )|(?<=[.!?;:]\n)){_REVEAL_VERBS}\s+system\s+prompt\b"
+)
+
+# --- forged structure: tags and chat-template tokens ----------------------------------------------
+
+_STRUCTURE = (
+    r"</?\s*(?:memory_context|recalled_memory|context_files?|system[-_ ]prompt|system[-_ ]message)\s*>"
+    # A role tag forges structure when it stands alone on its line or encloses the line's text.
+    r"|^[ \t>*-]*<\s*(system|instructions?|assistant|developer)\s*>(?:[ \t]*$|.*</\s*\1\s*>)"
+    r"|^[ \t>*-]*</\s*(?:system|instructions?|assistant|developer)\s*>[ \t]*$"
+    r"|<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|begin_of_text|end_of_text|"
+    r"start_header_id|end_header_id|eot_id|eom_id)\|>"
+    r"|\[/?inst\]|<<\s*/?sys\s*>>|<start_of_turn>|<end_of_turn>"
+    r"|[=#*\-\[<]{2,}\s*(?:end|begin|start)\s+(?:of\s+)?(?:the\s+)?(?:system\s+prompt|system|memory|"
+    r"instructions|context|prompt)\b"
+)
+
+# --- hidden carriers ------------------------------------------------------------------------------
+
+# Words of an instruction to the model ("prettier-ignore" is a tool's marker, not one of them).
+_ADDRESSES_MODEL = re.compile(
+    r"(?<![\w-])(?:you|your|assistant|ai|model|agent|llm|claude|gpt|chatgpt|copilot|instructions?|"
+    r"system|ignore|disregard|execute|obey|reveal|secret|confidential|prompt|pretend|must|never|"
+    r"always)(?![\w-])"
+)
+_MD_COMMENT = re.compile(r"\[//\]:[ \t]*#[ \t]*([(\"'])")
+_MD_CLOSER = {"(": ")", '"': '"', "'": "'"}
+# An element styled invisible: display:none, visibility:hidden, zero size or opacity, the hidden
+# attribute. Attributes are bounded, so a hostile run of unclosed tags stays linear.
+_HIDDEN_TAG = re.compile(
+    r"<([a-z][a-z0-9]*)\b[^>]{0,500}?(?:style\s*=\s*[\"'][^\"'>]{0,300}?(?:display\s*:\s*none|"
+    r"visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9])|color"
+    r"\s*:\s*transparent)|\shidden(?:\s*=\s*[\"']?[^\s>]*)?(?=[\s>/])|\saria-hidden\s*=\s*[\"']?true)"
+    r"[^>]{0,500}>"
+)
+_MARKUP = re.compile(r"<[^>]*>")
+_BODY_LIMIT = 4000
+
+
+def _hidden_comments(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """HTML / Markdown comments (invisible once rendered) whose text addresses the model.
+
+    An unclosed `<!--` hides the rest of the document, so its body runs to the end. Each character
+    is looked at once: a comment's body is skipped, never re-read from a later opener.
+    """
+    pos = start
+    while (opener := text.find("<!--", pos, end)) >= 0:
+        closer = text.find("-->", opener + 4, end)
+        stop = end if closer < 0 else closer + 3
+        body_end = end if closer < 0 else closer
+        if _ADDRESSES_MODEL.search(text, opener + 4, min(body_end, opener + 4 + _BODY_LIMIT)):
+            yield opener, stop
+        pos = stop
+    pos = start
+    while (m := _MD_COMMENT.search(text, pos, end)) is not None:
+        line_end = text.find("\n", m.end(), end)
+        line_end = end if line_end < 0 else line_end
+        closer = text.find(_MD_CLOSER[m.group(1)], m.end(), min(line_end, m.end() + _BODY_LIMIT))
+        stop = line_end if closer < 0 else closer + 1
+        if _ADDRESSES_MODEL.search(text, m.end(), stop):
+            yield m.start(), stop
+        pos = stop
+
+
+def _hidden_elements(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """Elements styled invisible that carry words; an unclosed one hides up to the text's end."""
+    pos = start
+    while (m := _HIDDEN_TAG.search(text, pos, end)) is not None:
+        closer = text.find("</" + m.group(1), m.end(), end)
+        stop = end if closer < 0 else closer
+        body = _MARKUP.sub("", text[m.end() : min(stop, m.end() + _BODY_LIMIT)])
+        if any(ch.isalnum() for ch in body):
+            close_end = text.find(">", stop, end) if closer >= 0 else -1
+            yield m.start(), end if closer < 0 else (close_end + 1 if close_end >= 0 else stop)
+        pos = max(stop, m.end())
+
+
+# --- exfiltration ---------------------------------------------------------------------------------
+
+_SECRETS = (
+    r"(?:api[\s_-]?keys?|secrets?|secret\s+keys?|credentials?|passwords?|passwd|passphrases?|"
+    r"(?:access\s+|auth\s+|bearer\s+|session\s+|refresh\s+)?tokens?|private\s+keys?|ssh\s+keys?|"
+    r"\.env(?:\s+files?)?|env(?:ironment)?\s+(?:variables|vars)|cookies?|session\s+(?:ids?|cookies?)|"
+    r"~/\.ssh\S*|id_rsa|id_ed25519|\.aws(?:/credentials)?|\.netrc|kube\s*config|seed\s+phrases?|"
+    r"2fa\s+codes?|otp\s+codes?|keychain)"
+)
+_CONVERSATION = (
+    r"(?:(?:the|this|our|your|entire|whole|full|complete|all|a\s+copy\s+of|a\s+summary\s+of|the\s+"
+    r"contents?\s+of|every|each|any)\s+){0,3}(?:conversations?|chats?|transcripts?|dialog(?:ue)?s?|"
+    r"(?:chat|conversation|message)\s+(?:history|logs?)|messages|prompts|user'?s?\s+(?:messages|data|"
+    r"files|inputs?|questions|answers|personal\s+(?:data|information))|system\s+prompt|"
+    r"(?:your\s+)?memory|memories|context(?:\s+window)?)"
+)
+_SEND_WORDS = (
+    "send|post|upload|forward|exfiltrate|transmit|email|e-mail|mail|leak|share|submit|"
+    "report|beacon|relay|push|sync|copy|dump|ping|deliver|stream|mirror|pipe"
+)
+_SEND = _alt(_SEND_WORDS)
+_SHOW = _alt(
+    "include|append|embed|attach|insert|add|put|paste|print|echo|reveal|show|display|"
+    "output|write|place|encode|mention|repeat"
+)
+_EXTERNAL = (
+    r"(?:to|into|at|via|with|on|onto|towards?)\s+(?:https?://(?![^\s]*(?:oauth|/token\b|/auth\b|/login\b|"
+    r"/signin\b))|www\.|ftp://|\d{1,3}(?:\.\d{1,3}){3}\b|(?:my|our)\s+(?:own\s+)?(?:server|endpoint|"
+    r"webhook|inbox|email|bucket|site|domain|url|address|host|api)\b|[\w-]+(?:\.[\w-]+)*\.(?:com|"
+    r"net|org|io|xyz|ru|cn|top|me|dev|app|site|info|biz|co|sh|ly|example|tk|pw|cc|su|onion)\b|[\w.+-]+"
+    r"@[\w-]+\.[\w.]+|(?:an?\s+|the\s+|some\s+|this\s+|my\s+|our\s+)?(?:external|remote|third[\s-]party"
+    r"|outside|attacker'?s?|public|foreign|unknown)\s+\w+|(?:the\s+|a\s+|my\s+|this\s+)?(?:attacker|"
+    r"webhook|collector|c2|pastebin|requestbin|ngrok|discord\s+webhook|telegram\s+bot|"
+    r"following\s+(?:url|address|endpoint|server|email)))"
+)
+# The model's own replies (not "the response" of an API a note talks about), or an image in them.
+_REPLIES = (
+    r"(?:in|into|to|at\s+the\s+end\s+of|inside|within|with)\s+(?:(?:every|each|all|any|your|all\s+of\s+"
+    r"your|future|each\s+of\s+your|every\s+one\s+of\s+your)\s+(?:[\w-]+\s+)?(?:replies|reply|"
+    r"responses?|answers?|messages?|outputs?|completions?)|(?:replies|answers|responses)\b|(?:a|an|"
+    r"the|your)\s+(?:markdown\s+)?images?)\b"
+)
+_REPLY_SUBJECT = (
+    r"\b(?:every|each|all|your)\s+(?:[\w-]+\s+)?(?:replies|reply|responses?|answers?|messages?)\s+"
+    r"(?:must\s+|should\s+|will\s+|shall\s+)?(?:end|start|begin|include|contain|close|open)s?\b"
+)
+_EXFIL_SECRETS = (
+    rf"\b{_SEND}\b{_GAP}(?<![a-z0-9]){_SECRETS}{_GAP60}(?:{_EXTERNAL}|{_REPLIES})"
+    rf"|\b{_SHOW}\b{_GAP}(?<![a-z0-9]){_SECRETS}{_GAP60}{_REPLIES}"
+    rf"|{_REPLY_SUBJECT}{_GAP}(?<![a-z0-9]){_SECRETS}"
+    rf"|(?<![a-z0-9]){_SECRETS}{_GAP60}\b{_alt(_SEND_WORDS + '|write|save|log|paste')}\s+(?:it|them|this|"
+    rf"that|these)\b{_GAP}{_EXTERNAL}"
+)
+_EXFIL_CONVERSATION = (
+    rf"\b{_SEND}\b{_GAP}\b{_CONVERSATION}\b{_GAP60}{_EXTERNAL}"
+    rf"|\b{_SHOW}\b{_GAP}\b{_CONVERSATION}\b{_GAP60}\b(?:in|into|to|as)\s+(?:the\s+|a\s+|an\s+)?"
+    r"(?:image\s+)?(?:url|link|image|query(?:\s+string)?|parameter)s?\b"
+)
+_NETWORK = (
+    r"\b(?:curl|wget|nc|ncat|netcat|socat|invoke-webrequest|invoke-restmethod|iwr|irm|httpie|xh)\b"
+)
+_SECRET_FILE = (
+    r"(?:~|\$home|\$\{home\}|/root|/home/[\w.-]+)?/?\.?(?:ssh/[\w.-]+|env\b|aws/credentials|netrc|"
+    r"git-credentials|kube/config|docker/config\.json|npmrc|pypirc|gnupg/\S+)|\bid_rsa\b|"
+    r"\bid_ed25519\b|/etc/(?:passwd|shadow)\b"
+)
+_SECRET_VAR = (
+    r"\$\{?[a-z_]*(?:key|token|secret|password|passwd|pass|cred|credentials|auth)[a-z_]*\}?"
+)
+_EXFIL_COMMAND = (
+    rf"{_NETWORK}[^\n]{{0,300}}?(?:"
+    # A secret variable as a carrier parameter of a URL (?d=$KEY), or as the whole path (host/$KEY).
+    r"https?://[^\s?\"']*\?[^\s\"']*?\b(?:d|data|q|x|c|p|v|s|k|val|value|payload|info|leak|exfil|dump|"
+    rf"out|msg|m|log)={_SECRET_VAR}"
+    rf"|https?://[\w.-]+(?::\d+)?/{_SECRET_VAR}(?=[\"'\s]|$)"
+    # The environment or a secret file dumped into, or uploaded by, the command.
+    rf"|(?:\$\(\s*|`\s*)(?:env|printenv|set|cat\s+[^)`\n]*?(?:{_SECRET_FILE}))"
+    r"|(?:-d|--data(?:-binary|-raw|-urlencode)?|-f|--form|-t|--upload-file|--post-file|--body-file|<)"
+    rf"\s*=?\s*[\"']?(?:[\w-]+=)?@?\s*(?:{_SECRET_FILE}))"
+    rf"|(?:\benv\b|\bprintenv\b|\bcat\s+\S*(?:{_SECRET_FILE}))\s*\|[^\n]{{0,100}}?{_NETWORK}"
+    r"|\b(?:requests\.(?:post|get|put)|fetch|axios\.(?:post|get|put)|urlopen)\b[^\n]{0,200}?"
+    r"(?:os\.environ\b(?!\s*\[|\.get)|process\.env\b(?!\.|\[))"
+)
+
+# Markdown images load by themselves: data in their URL leaves with no click.
+_MD_IMAGE = re.compile(
+    r"!\[[^\]\n]*\]\(\s*<?(?P<url>https?://[^\s)>]+)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)"
+)
+_MD_REF_IMAGE = re.compile(r"!\[(?P<alt>[^\]\n]*)\](?:\[(?P<label>[^\]\n]*)\])?(?!\()")
+_MD_REF_DEF = re.compile(
+    r"^[ \t]{0,3}\[(?P<label>[^\]\n]+)\]:[ \t]*<?(?P<url>\S+?)>?(?:[ \t]+.*)?$", re.M
+)
+_BARE_URL = re.compile(r"https?://(?:[^\s<>\"'`)\]]|<[^<>\s]{1,40}>)+")
+# A template slot the model fills in: in a link or bare URL, shell variables ($TOKEN) are the
+# shell's business (the network-command rule looks at those), so only these count there.
+_TEMPLATE_SLOT = re.compile(
+    r"\{\{?[^{}\s]*\}?\}|<[^<>\s]+>|\[[^\[\]\s]+\]|%\(?\w*\)?s|__[A-Za-z]+__"
+)
+_PLACEHOLDER = re.compile(
+    r"\{\{?[^{}\s]*\}?\}|\$\{[^}\s]*\}|\$[A-Za-z_]\w*|%\(?\w*\)?s|<[^<>\s]+>|\[[^\[\]\s]+\]|"
+    r"__[A-Za-z]+__|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b"
+)
+_DATA_WORD = re.compile(
+    r"(?i)secret|token|passw|api[_-]?key|credential|conversation|chat|history|summary|transcript|"
+    r"prompt|memory|context|session|cookie|\benv\b|user[_-]?(?:input|data|message)|message|"
+    r"question|answer|reply|response|personal"
+)
+
+
+def _carries_data(url: str, *, image: bool) -> bool:
+    """A URL built to carry the conversation or a secret out: a placeholder or variable in it.
+
+    An image needs only a placeholder, or a query value that names data (it loads by itself, no
+    click needed); a link or bare URL needs a placeholder in its query that names data
+    (`?c={conversation}`): `https://api.example.com/users/{id}` is an API doc.
+    """
+    query = url.split("?", 1)[1] if "?" in url else ""
+    if image:
+        if _PLACEHOLDER.search(url):
+            return True
+        return any(
+            _DATA_WORD.search(value) for _, value in parse_qsl(query, keep_blank_values=True)
+        )
+    return any(_DATA_WORD.search(p.group()) for p in _TEMPLATE_SLOT.finditer(query))
+
+
+def _data_urls(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """Images (inline or by reference) and links whose URL carries data (runs on the ORIGINAL).
+
+    Always the whole text: a reference image and its definition can be far apart.
+    """
+    del start, end
+    inside_images: set[int] = set()  # where the URL of an inline image starts
+    for m in _MD_IMAGE.finditer(text):
+        inside_images.add(m.start("url"))
+        if _carries_data(m.group("url"), image=True):
+            yield m.span()
+    refs = {m.group("label").strip().lower(): m for m in _MD_REF_DEF.finditer(text)}
+    if refs:
+        for m in _MD_REF_IMAGE.finditer(text):
+            label = (m.group("label") or m.group("alt")).strip().lower()
+            ref = refs.get(label)
+            if ref is not None and _carries_data(ref.group("url"), image=True):
+                yield m.span()
+                yield ref.span("url")
+    for m in _BARE_URL.finditer(text):
+        if m.start() not in inside_images and _carries_data(m.group(), image=False):
+            yield m.span()
+
+
+# --- concealment ----------------------------------------------------------------------------------
+
+_USER = r"(?:the\s+user|the\s+human|the\s+developer|the\s+operator)"
+_PEOPLE = (
+    r"(?:the\s+user|the\s+human|the\s+developer|the\s+operator|users|anyone|anybody|them|him|her)"
+)
+_CONCEAL = (
+    r"\b(?:do\s+not|don't|dont|never|must\s+not|should\s+not|shouldn't|mustn't)\s+(?:ever\s+)?(?:tell"
+    r"|inform|notify|alert|warn|let)\s+"
+    + _PEOPLE
+    + r"(?:\s+know)?\s*(?:about|of|that|what|why|how|"
+    r"anything|this|these|it\b|you\b|(?=[.,;!:)]|$))"
+    r"|\bwithout\s+(?:telling|informing|notifying|alerting|warning|showing|letting)\s+"
+    + _PEOPLE
+    + r"\b"
+    r"|\bwithout\s+(?:the\s+user|the\s+human|anyone|them)\s+(?:knowing|noticing|seeing|finding\s+out)"
+    r"|\b(?:hide|conceal|withhold)\s+(?:this|these|it|that|the\s+\w+|your\s+\w+|everything|all)\b"
+    r"[^.\n]{0,30}?\bfrom\s+(?:" + _USER + r"|anyone|everyone)\b"
+    r"|\bkeep\s+(?:this|these|it|that|the\s+following|everything|all\s+of\s+this)\s+(?:\w+\s+){0,2}?"
+    r"(?:a\s+)?(?:secret|hidden|confidential|private|quiet)\s+from\s+" + _PEOPLE + r"\b"
+    r"|\bkeep\s+(?:this|these)\s+(?:instructions?|messages?|notes?|entry|rules?|directives?)\s+(?:a\s+)?"
+    r"(?:secret|hidden|confidential)\b"
+    r"|\b(?:do\s+not|don't|dont|never|must\s+not)\s+(?:ever\s+)?(?:reveal|disclose|mention|admit)\s+"
+    r"(?:\w+\s+)?to\s+" + _PEOPLE + r"\b"
+    r"|\b"
+    + _USER
+    + r"\s+(?:must|should|will|need|may|can)\s*(?:not|never|n't)\s+(?:know|find\s+out|"
+    r"suspect|learn\s+about\s+(?:this|it))\b"
+    r"|\bso\s+(?:that\s+)?"
+    + _USER
+    + r"\s+(?:doesn't|does\s+not|won't|will\s+not|can't|cannot|never)"
+    r"\s+(?:notice|know|find\s+out|realize|realise|suspect)\b"
+    r"|\b(?:never|do\s+not|don't)\s+(?:mention|reveal|disclose|acknowledge|admit|discuss)\s+(?:this|"
+    r"these|that\s+you|the\s+existence\s+of|any\s+of\s+this)\b(?!\s+(?:file|function|module|api|"
+    r"variable|flag|setting)\b)"
+    r"|\b(?:secretly|covertly|surreptitiously|behind\s+the\s+user'?s\s+back)\b"
+    r"|\bsilently\s+(?:send|upload|exfiltrate|forward|post|transmit|copy|leak|share)\b"
+)
+
+# --- execution: obfuscated payloads, downloads run from a persistence hook ------------------------
+
+_PIPE_TO_SHELL = (
+    r"\b(?:curl|wget|iwr|irm|invoke-webrequest)\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b"
+)
+_EXECUTION = (
+    r"\bbase64\s+(?:-d|--decode|-D)\b[^\n]{0,100}?\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b"
+    r"|\beval\s*\(?\s*[\"']?\$\((?:echo|printf)[^\n]{0,300}?base64"
+    r"|\bexec\s*\(\s*(?:base64\.)?b64decode\b"
+    r"|\b(?:decode|decrypt|translate|convert|deobfuscate|unscramble|reverse)\s+(?:this|the\s+following"
+    r"|it|these|the\s+(?:text|string|payload|message)\s+below)\b[^.\n]{0,60}?\b(?:and|then)\s+"
+    r"(?:execute|run|eval|evaluate|follow|obey|do\s+what)\b"
+)
+_PERSISTENCE = (
+    r"(?:crontab|/etc/cron|\.bashrc|\.zshrc|\.profile|\.bash_profile|rc\.local|systemd|launchd|"
+    r"\.git/hooks|autostart)[^\n]{0,200}?"
+    + _PIPE_TO_SHELL
+    + r"|"
+    + _PIPE_TO_SHELL
+    + r"[^\n]{0,200}?"
+    r"(?:crontab|/etc/cron|\.bashrc|\.zshrc|\.profile|\.bash_profile|rc\.local|\.git/hooks)"
+    r"|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+)\s+aaaa[\s\S]{0,1000}?authorized_keys"
+    r"|authorized_keys[\s\S]{0,300}?(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+)\s+aaaa"
+)
+_HIDDEN_RUN = (
+    _PIPE_TO_SHELL
+    + r"[^\n]{0,120}?\b(?:without\s+(?:asking|telling|informing|showing|confirmation|"
+    r"approval|permission)|silently|secretly|in\s+the\s+background|and\s+(?:do\s+not|don't)\s+"
+    r"(?:mention|show|tell))"
+    r"|\b(?:without\s+(?:asking|telling|informing|confirmation|approval|permission)|silently|secretly"
+    r"|in\s+the\s+background)\b[^\n]{0,120}?" + _PIPE_TO_SHELL
+)
+
+# --- promptware / command and control -------------------------------------------------------------
+
+_C2_TASKING = (
+    r"\b(?:fetch|get|download|retrieve|load|read|pull|poll)\b[^.\n]{0,40}?\b(?:instructions?|commands?|"
+    r"orders?|tasks?|tasking|directives?|prompts?)\b[^.\n]{0,60}?(?:https?://\S+|\bserver\b|\burl\b|"
+    r"\bendpoint\b)[^.\n]{0,40}?\b(?:and|then)\s+(?:execute|run|follow|obey|carry\s+out|perform|do\s+"
+    r"(?:what|whatever))"
+    r"|\b(?:c2|command[\s-]+(?:and|&)[\s-]+control)\s+(?:server|channel|endpoint|instructions|node)\b"
+    r"|\b(?:copy|replicate|spread|propagate|inject|insert|add|write|append|plant|paste)\s+(?:this|"
+    r"these|the\s+following)\s+(?:instructions?|prompt|entry|memory|payload|message|text|note)s?\b"
+    r"[^.\n]{0,60}?\b(?:into|to|in)\s+(?:every|each|all|other|any|new)\s+(?:\w+\s+)?(?:memory|"
+    r"memories|agents?|agents\.md|memory\.md|files?|repos?|repositories|sessions?|context|prompts?)\b"
+)
+_PW_REGISTER = (
+    r"\b(?:register|enroll|check\s+in|check-in|report\s+in|phone\s+home|beacon|heartbeat|announce\s+"
+    r"yourself|sign\s+in)\b[^.\n]{0,40}?\b(?:with|to|at|on)\b[^.\n]{0,40}?(?:https?://|\bc2\b|command"
+    r"\s+(?:and|&)\s+control|\bcontrol\s+server|\bcontroller\b|the\s+(?:server|hub|master|mothership|"
+    r"swarm|botnet|handler|operator))"
+)
+_PW_TASKING = (
+    r"\b(?:poll|fetch|get|retrieve|download|pull|check|read|receive|await|wait\s+for|ask)\b[^.\n]{0,30}?"
+    r"\b(?:tasks?|tasking|instructions|commands|orders|directives|jobs|missions?|payloads?)\b"
+    r"[^.\n]{0,30}?\b(?:from|at|on|via)\b[^.\n]{0,20}?(?:https?://|\S+\.\S+/|the\s+(?:server|c2|"
+    r"controller|operator|url|endpoint|handler))"
+)
+_PW_RENAME = (
+    r"\b(?:your\s+(?:new\s+)?name\s+is|call\s+yourself|rename\s+yourself|refer\s+to\s+yourself\s+as|"
+    r"(?:you\s+are|you're)\s+(?:now\s+)?(?:called|named|known\s+as)|identify\s+(?:yourself\s+)?as|"
+    r"introduce\s+yourself\s+as|adopt\s+the\s+(?:name|identity|persona))\b"
+)
+_PW_NO_DISK = (
+    r"\b(?:never|do\s+not|don't|avoid)\s+(?:write|writing|save|saving|store|storing|log|logging|"
+    r"persist|persisting|touch|touching|leave|leaving)\b[^.\n]{0,30}?(?:\bto\s+disk|\bon\s+disk|\bthe"
+    r"\s+file\s*system|\bfiles?\b|\blogs?\b|\btraces?\b|\bhistory\b|\bartifacts?\b)"
+    r"|\b(?:leave|leaving)\s+no\s+(?:trace|traces|evidence|footprint|logs?)\b|\b(?:memory|ram)[\s-]only"
+    r"\b|\bfileless\b|\bcover\s+(?:your\s+)?tracks\b"
+    r"|\b(?:delete|erase|wipe|clear|remove|shred)\s+(?:your|the|all|any)\s+(?:\w+\s+)?(?:logs?|history|"
+    r"traces|evidence|tracks)\b"
+)
+_PW_EACH_SESSION = (
+    r"\b(?:at|on)\s+(?:the\s+)?(?:start\s+of\s+)?(?:every|each)\s+(?:session|conversation|chat|turn|"
+    r"reply|response|startup|launch|boot)\b[^\n]{0,120}?(?:" + _PIPE_TO_SHELL + r"|https?://)"
+)
+_PW_SWARM = (
+    r"\byou\s+are\s+(?:an?\s+|the\s+)?(?:\w+\s+)?(?:agent|node|worker|implant|bot|drone|member)"
+    r"(?:\s+#?\d+)?\s+(?:of|in"
+    r"|for)\s+(?:the|a|our)\s+(?:\w+\s+)?(?:swarm|botnet|network|collective|hive|cluster\s+of\s+agents)"
+)
+
+# --- other languages ------------------------------------------------------------------------------
+
+_ZH_STOP = r"[^。！？.!?\n]"
+_ZH_OVERRIDE = (
+    r"(?:忽略|无视|忘记|忘掉|忽视|不要理会|不用理会|别管|抛开|丢弃|放弃|不要遵守|不要遵循|不再遵守|跳过)"
+    r"(?:掉|了)?(?:你)?(?:之前|以上|上面|上文|前面|先前|上述|此前|原有|原来|原先|所有|一切|你的|系统|全部|"
+    r"开发者)" + _ZH_STOP + r"{0,8}(?:指令|指示|提示词?|规则|设定|要求|约束|限制|命令|说明|准则)"
+    r"|(?:忽略|无视|忘记|忘掉|忽视|不要理会|抛开)(?:掉|了)?(?:以上|上面|上文|前文|前面|之前)(?:的)?(?:所有|"
+    r"全部|一切)?(?:内容|对话|文字|信息)?(?=[，,。.!！;；\s]|$|并|然后|，)"
+)
+_ZH_ROLE = (
+    r"(?:从现在(?:开始|起)|从今以后|今后)[，,\s]*你(?:是|就是|将是|扮演|变成|成为|不再|没有任何|不受|可以做任何|"
+    r"必须忽略|要忽略|将忽略)"
+    r"|你现在是(?:一个|一名)?(?:没有|不受|无|自由|邪恶|不同|新的|越狱|dan|无限制|不受限制)"
+    r"|你不再是(?:一个)?(?:ai|人工智能|助手|语言模型)"
+    r"|你(?:没有|不受)任何(?:限制|规则|约束|道德|审查)"
+    r"|(?:越狱|开发者|无限制|dan)模式"
+    r"|(?:输出|打印|显示|泄露|告诉我|重复|展示)(?:你的)?(?:完整的?)?(?:系统提示词?|系统指令|初始指令|system\s*prompt)"
+)
+_ZH_CONCEAL = (
+    r"(?:不要|别|不许|不能|切勿|千万不要)(?:告诉|通知|提醒|让)用户(?:知道)?(?:你|这|此|关于|任何|我们|"
+    r"(?=[。，,.!！；;]|$))"
+    r"|对用户保密|瞒着用户|不要向用户(?:透露|提及|说明|展示)|(?:偷偷|悄悄|秘密)(?:地)?(?:执行|运行|发送|上传|安装)"
+)
+_ZH_EXFIL = (
+    r"(?:把|将)"
+    + _ZH_STOP
+    + r"{0,12}(?:对话|聊天记录|会话|密钥|令牌|密码|凭据|环境变量|\.env|api\s*key)"
+    + _ZH_STOP
+    + r"{0,20}(?:发送|上传|发到|提交|转发|贴到|附加到|放进|嵌入)"
+    + _ZH_STOP
+    + r"{0,20}(?:https?://|网址|链接|服务器|邮箱|图片|回复)"
+)
+_JA = (
+    r"(?:以前|前|上記|これまで|今まで|先ほど|上|過去)の(?:すべての|全ての|全部の)?(?:指示|命令|指令|ルール|設定|"
+    r"プロンプト|制約)(?:を|は)?(?:すべて|全て|全部)?(?:無視|忘れ)"
+    r"|(?:上記|以上|これまで)(?:の内容)?を(?:すべて|全て)?無視"
+    r"|(?:今から|これから)(?:は)?、?あなたは(?:制限のない|自由な|dan|別の|新しい|悪の)"
+    r"|ユーザー(?:に|には)(?:言わない|伝えない|教えない|知らせない|内緒|秘密)"
+)
+_KO = (
+    r"(?:이전|위|앞|기존|모든)(?:의)?\s*(?:모든\s*)?(?:지시|지침|명령|규칙|프롬프트|설정)(?:사항)?(?:을|를|은|는)?\s*"
+    r"(?:모두\s*)?(?:무시|잊어)"
+    r"|(?:지금부터|이제부터)\s*(?:너는|당신은)\s*(?:제한\s*없는|자유로운|dan|다른)"
+    r"|사용자(?:에게|한테)\s*(?:알리지|말하지)\s*(?:마|말)"
+)
+_ES_PT_IT = (
+    r"\b(?:ignora|ignore|ignorar|ignorate|ignori|olvida|olvide|olvidar|esquece|esqueca|esqueça|dimentica"
+    r"|descarta|desconsidera|desconsidere)\b[\s,]+(?:(?:todas|todos|tutte|tutti|las|los|as|os|le|gli|"
+    r"i|tus|tuas|suas|sus|tue|le\s+tue|de|di|o|lo|el|la)\s+){0,3}(?:instrucciones|instrucoes|"
+    r"instruções|istruzioni|reglas|regras|regole|indicaciones|directrices|diretrizes)\s+(?:anteriores"
+    r"|previas|precedentes|precedenti|acima|de\s+arriba|sopra|del\s+sistema|do\s+sistema|"
+    r"di\s+sistema)\b"
+    r"|\b(?:olvida|esquece|esqueca|esqueça|dimentica)\s+(?:todo|tudo|tutto)\s+(?:lo\s+|o\s+|quello\s+)?"
+    r"(?:anterior|que\s+(?:te\s+)?(?:dije|dijeron|disse)|di\s+prima|precedente)"
+    r"|\b(?:a\s+partir\s+de\s+ahora|a\s+partir\s+de\s+agora|d'ora\s+in\s+poi|da\s+ora\s+in\s+poi)\s*,?\s*"
+    r"(?:tu\s+)?(?:eres|es|você\s+é|voce\s+e|sei)\s+(?:un|uma|um|una|o|el|la)?\s*(?:ia|asistente|"
+    r"assistente|modelo|dan|\w+\s+sin\s+restricciones|\w+\s+sem\s+restri)"
+    r"|\bno\s+(?:le\s+)?(?:digas|cuentes|menciones)\s+(?:nada\s+)?al\s+usuario\b"
+    r"|\bnão\s+(?:conte|diga|mencione)\s+(?:nada\s+)?ao\s+usuário\b"
+)
+_FR = (
+    r"\b(?:ignore|ignorez|ignorer|oublie|oubliez|oublier|ne\s+tiens\s+pas\s+compte\s+des|ne\s+tenez\s+pas"
+    r"\s+compte\s+des)\b[\s,]+(?:(?:toutes|tous|les|tes|vos|des|ces)\s+){0,3}(?:(?:instructions|"
+    r"consignes|règles|regles|directives|indications)\s+)(?:précédentes|precedentes|antérieures|"
+    r"anterieures|ci-dessus|du\s+système|du\s+systeme|initiales)"
+    r"|\b(?:oublie|oubliez)\s+tout\s+(?:ce\s+qui\s+précède|ce\s+qui\s+precede|ce\s+qu'on\s+t'a\s+dit|"
+    r"ce\s+que\s+tu\s+sais)"
+    r"|\bà\s+partir\s+de\s+maintenant\s*,?\s*(?:tu\s+es|vous\s+êtes|vous\s+etes)\s+(?:un|une)?\s*"
+    r"(?:ia|assistant|modèle|modele|dan|\w+\s+sans\s+restrictions)"
+    r"|\bne\s+(?:le\s+)?(?:dis|dites)\s+(?:rien\s+)?(?:pas\s+)?à\s+l'utilisateur\b"
+)
+_DE = (
+    r"\b(?:ignoriere|ignorier|ignorieren\s+sie|vergiss|vergessen\s+sie|missachte|missachten\s+sie)\b"
+    r"[\s,]+(?:(?:alle|die|deine|ihre|sämtliche|samtliche|bisherigen|vorherigen|obigen|vorigen|"
+    r"früheren|fruheren)\s+){1,3}(?:anweisungen|anleitungen|regeln|vorgaben|instruktionen|richtlinien|"
+    r"befehle)\b"
+    r"|\bvergiss\s+alles(?:\s+(?:bisherige|vorherige|was\s+(?:dir\s+)?(?:gesagt|man\s+dir)))"
+    r"|\bab\s+(?:jetzt|sofort)\s+bist\s+du\s+(?:ein|eine)?\s*(?:ki|assistent|modell|dan|\w+\s+ohne\s+"
+    r"einschränkungen)"
+    r"|\bsag(?:e)?\s+(?:dem|der)\s+(?:benutzer|nutzer)(?:in)?\s+nichts\b"
+)
+_RU = (
+    r"(?:игнорируй|игнорируйте|проигнорируй|забудь|забудьте|не\s+обращай\s+внимания\s+на)\s+(?:все\s+|всё"
+    r"\s+)?(?:(?:предыдущие|прошлые|прежние|вышеуказанные|системные|свои|твои|эти)\s+)?(?:инструкции|"
+    r"указания|правила|команды|ограничения)"
+    r"|забудь\s+(?:всё|все)\s+(?:что|чему)"
+    r"|(?:теперь|отныне|с\s+этого\s+момента)\s+ты\s+(?:—\s+)?(?:не\s+)?(?:ии|ассистент|модель|dan|"
+    r"свободн|без\s+ограничений)"
+    r"|не\s+(?:говори|сообщай|рассказывай)\s+(?:об\s+этом\s+)?пользователю"
+)
+_AR_HI = (
+    r"تجاهل\s+(?:جميع|كل)?\s*(?:التعليمات|الأوامر|القواعد)\s+(?:السابقة|الأصلية)"
+    r"|(?:पिछले|पहले\s+के|ऊपर\s+के)\s+(?:सभी\s+)?(?:निर्देशों|नियमों)\s+को\s+(?:अनदेखा|नज़रअंदाज़|नजरअंदाज)"
+)
+
+
+_RULE_NOUN_TRIGGERS = _t(
+    "instruction|prompt|rule|guideline|directive|direction|guardrail|constraint|restriction|"
+    "limitation|polic|programming|order|guidance|safeguard|filter|principle|conditioning|"
+    "training|command"
+)
+_NETWORK_TRIGGERS = (
+    "curl",
+    "wget",
+    "nc ",
+    "ncat",
+    "netcat",
+    "socat",
+    "invoke-",
+    "iwr ",
+    "irm ",
+    "httpie",
+    "xh ",
+)
+_LIMIT_TRIGGERS = (
+    "restrict",
+    "limit",
+    "rule",
+    "filter",
+    "guideline",
+    "boundar",
+    "censor",
+    "constraint",
+    "guardrail",
+    "safeguard",
+    "ethic",
+    "moral",
+    "polic",
+    "safety",
+    "moderation",
+    "alignment",
+    "refus",
+    "programming",
+    "decline",
+    "comply",
+)
+
+
+def _rules() -> tuple[Rule, ...]:
+    override = "tells the model to ignore its instructions"
+    role = "tries to give the model another role or identity"
+    safety = "tells the model to drop its safety rules"
+    system = "tries to override or reveal the system prompt"
+    conceal = "tells the model to hide something from the user"
+    exfil = "tells the model to send secrets somewhere"
+    exfil_chat = "tells the model to send the conversation somewhere"
+    override_verbs = ("ignor", "disregard", "forget", "overr", "bypass", "skip", "discard")
+    override_verbs += ("abandon", "drop", "aside", "throw", "attention", "heed", "follow", "obey")
+    return (
+        _rule("injection", override, _OVERRIDE, (*override_verbs, "mind")),
+        _rule(
+            "injection",
+            override,
+            "|".join((_EVERYTHING_BEFORE, _THE_ABOVE, _FORGET_TOLD)),
+            _t(
+                "above|before|earlier|previous|prior|so far|until now|up to|preceding|"
+                "foregoing|told|instructed|given|forget"
+            ),
+        ),
+        _rule("injection", override, _GIVEN_TO_YOU + "|" + _VOID, _RULE_NOUN_TRIGGERS),
+        _rule(
+            "injection",
+            role,
+            _ROLE_NOW + "|" + _FROM_NOW_ON + "|" + _NO_LONGER + "|" + _ACT_AS,
+            _t(
+                "now|from this|henceforth|hereafter|going forward|no longer|not|your new|"
+                "your true|your real|act|behave|respond|answer|pretend|roleplay|role-play"
+            ),
+        ),
+        _rule("injection", role, _MODES, ("mode", "do anything now")),
+        _rule(
+            "injection",
+            safety,
+            "|".join((_NO_LIMITS, _UNRESTRICTED, _WITH_NO_LIMITS)),
+            (*_LIMIT_TRIGGERS, "uncensored", "unfiltered", "jailbroken", "unaligned", "amoral"),
+        ),
+        _rule(
+            "injection",
+            system,
+            _SYSTEM_OVERRIDE + "|" + _REVEAL,
+            _t(
+                "system|prompt|instruction|rules|guidelines|configuration|updated|"
+                "reprogrammed|upgraded|reconfigured|patched|jailbroken|message from"
+            ),
+        ),
+        _rule(
+            "injection",
+            "fakes a prompt boundary or a chat-template token",
+            _STRUCTURE,
+            ("sys", "instruction", "memory", "context", "prompt", "<|", "inst]", "_of_turn"),
+        ),
+        Rule(
+            "injection",
+            "hides instructions in a comment",
+            _hidden_comments,
+            ("<!--", "[//]:"),
+            reach=0,
+        ),
+        Rule(
+            "injection",
+            "hides text in an invisible HTML element",
+            _hidden_elements,
+            ("display", "visibility", "hidden", "font-size", "opacity", "transparent"),
+            reach=0,
+        ),
+        _rule(
+            "exfiltration",
+            exfil,
+            _EXFIL_SECRETS,
+            _t(
+                "key|secret|credential|passw|passphrase|token|env|cookie|session|.ssh|"
+                "id_rsa|id_ed25519|.aws|.netrc|kube|seed|2fa|otp|keychain"
+            ),
+            negatable=True,
+        ),
+        _rule(
+            "exfiltration",
+            exfil_chat,
+            _EXFIL_CONVERSATION,
+            _t("conversation|chat|transcript|dialog|message|prompt|user|memor|context"),
+            negatable=True,
+        ),
+        _rule(
+            "exfiltration",
+            "ships secrets or the environment out in a network command",
+            _EXFIL_COMMAND,
+            (*_NETWORK_TRIGGERS, "requests.", "fetch", "axios", "urlopen"),
+            reach=600,
+        ),
+        Rule(
+            "exfiltration",
+            "builds a URL that carries data out (an image or link with a placeholder)",
+            _data_urls,
+            ("![", "http"),
+            on_original=True,
+            reach=0,
+        ),
+        _rule(
+            "concealment",
+            conceal,
+            _CONCEAL,
+            _t(
+                "not|n't|dont|never|without|hide|conceal|withhold|keep|secretly|covertly|"
+                "surreptitiously|behind|silently"
+            ),
+        ),
+        _rule(
+            "execution",
+            "runs an obfuscated payload",
+            _EXECUTION,
+            _t("base64|b64decode|decode|decrypt|translate|convert|deobfuscate|unscramble|reverse"),
+            reach=500,
+        ),
+        _rule(
+            "persistence",
+            "plants a remote download or a key where it runs or lets in every time",
+            _PERSISTENCE,
+            ("curl", "wget", "iwr", "irm", "invoke-webrequest", "authorized_keys"),
+            reach=1400,  # a key may stand up to 1,000 characters from authorized_keys
+        ),
+        _rule(
+            "execution",
+            "runs downloaded code without the user",
+            _HIDDEN_RUN,
+            ("without", "silently", "secretly", "background"),
+            reach=500,
+        ),
+        _rule(
+            "injection",
+            "takes orders from a remote server (command and control)",
+            _C2_TASKING,
+            _t(
+                "instruction|command|order|task|directive|prompt|c2|control|"
+                "copy|replicate|spread|propagate|inject|insert|add|write|append|plant|"
+                "paste"
+            ),
+            reach=500,
+        ),
+        _rule(
+            "injection",
+            override,
+            _ZH_OVERRIDE,
+            _t("忽略|无视|忘记|忘掉|忽视|不要理会|不用理会|别管|抛开|丢弃|放弃|不要遵|不再遵|跳过"),
+        ),
+        _rule(
+            "injection",
+            role,
+            _ZH_ROLE,
+            _t("从现在|从今以后|今后|你现在是|你不再是|任何|模式|系统|初始指令|system"),
+        ),
+        _rule("concealment", conceal, _ZH_CONCEAL, ("用户", "偷偷", "悄悄", "秘密")),
+        _rule("exfiltration", exfil, _ZH_EXFIL, ("把", "将")),
+        _rule(
+            "injection",
+            override,
+            _JA + "|" + _KO,
+            ("無視", "忘れ", "あなたは", "ユーザー", "무시", "잊어", "부터", "사용자"),
+        ),
+        # One rule per language, gated on words English text does not use.
+        _rule(
+            "injection",
+            override,
+            _ES_PT_IT,
+            _t(
+                "instrucciones|instrucoes|istruzioni|reglas|regras|regole|indicaciones|"
+                "directrices|diretrizes|olvid|esquec|dimentic|a partir|d'ora|da ora|usuario"
+            ),
+        ),
+        _rule(
+            "injection",
+            override,
+            _FR,
+            _t("precedentes|anterieures|ci-dessus|du systeme|initiales|oubli|a partir|utilisateur"),
+        ),
+        _rule(
+            "injection",
+            override,
+            _DE,
+            _t(
+                "anweisungen|anleitungen|regeln|vorgaben|instruktionen|richtlinien|befehle|"
+                "vergiss|ab jetzt|ab sofort|benutzer|nutzer"
+            ),
+        ),
+        _rule(
+            "injection",
+            override,
+            _RU,
+            _t("игнор|забуд|обращай|теперь|отныне|момента|пользовател"),
+        ),
+        _rule("injection", override, _AR_HI, _t("تجاهل|अनदेखा|नज़रअंदाज़|नजरअंदाज")),
+    )
+
+
+RULES: tuple[Rule, ...] = _rules()
+
+# Weak signals of a promptware payload; two different ones in one text make it an attack.
+PROMPTWARE: tuple[Rule, ...] = tuple(
+    _rule(
+        "injection",
+        "reads like a command-and-control payload (register, take tasking, rename, avoid disk)",
+        source,
+        triggers,
+        group="promptware",
+    )
+    for source, triggers in (
+        (
+            _PW_REGISTER,
+            (
+                "register",
+                "enroll",
+                "check",
+                "report in",
+                "phone home",
+                "beacon",
+                "heartbeat",
+                "announce",
+                "sign in",
+            ),
+        ),
+        (
+            _PW_TASKING,
+            (
+                "task",
+                "instructions",
+                "commands",
+                "orders",
+                "directives",
+                "jobs",
+                "mission",
+                "payload",
+            ),
+        ),
+        (
+            _PW_RENAME,
+            (
+                "name",
+                "call yourself",
+                "rename",
+                "refer to yourself",
+                "known as",
+                "identify",
+                "introduce yourself",
+                "adopt the",
+            ),
+        ),
+        (
+            _PW_NO_DISK,
+            (
+                "never",
+                "do not",
+                "don't",
+                "avoid",
+                "leave",
+                "leaving",
+                "only",
+                "fileless",
+                "tracks",
+                "delete",
+                "erase",
+                "wipe",
+                "clear",
+                "remove",
+                "shred",
+            ),
+        ),
+        (_PW_EACH_SESSION, ("every", "each")),
+        (_PW_SWARM, ("swarm", "botnet", "network", "collective", "hive", "cluster")),
+    )
+)
