@@ -788,17 +788,74 @@ def test_symlink_through_a_linked_subfolder_out_of_the_folder_is_refused(
     assert outside.read_bytes() == b"PRIVATE KEY MATERIAL\n"
 
 
-def test_memory_folder_itself_may_be_a_symlink(tmp_path: Path) -> None:
+def test_a_custom_memory_folder_may_be_a_symlink(tmp_path: Path) -> None:
+    """A folder the user names (`--dir`, the API) is the user's choice, link or not."""
     real = tmp_path / "real-memory"
     real.mkdir()
     (real / "MEMORY.md").write_text("fact\n", encoding="utf-8")
-    (tmp_path / "ws" / ".my_agent_core").mkdir(parents=True)
-    link = tmp_path / "ws" / ".my_agent_core" / "memory"
-    link.symlink_to(real)
+    link = tmp_path / "my-notes"
+    link.symlink_to(real, target_is_directory=True)
+    s = MemoryStore(link)
+    s.load_from_disk()
+    assert s.entries("memory") == ["fact"]
+    s.add("memory", "more")
+    assert_on_disk(real / "MEMORY.md", ["fact", "more"])
+
+
+def test_workspace_memory_folder_linked_inside_the_workspace_is_used(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "notes").mkdir(parents=True)
+    (ws / "notes" / "MEMORY.md").write_text("fact\n", encoding="utf-8")
+    (ws / ".my_agent_core").mkdir()
+    link = ws / ".my_agent_core" / "memory"
+    link.symlink_to(ws / "notes", target_is_directory=True)
     s = MemoryStore(link)
     s.load_from_disk()
     s.add("memory", "more")
-    assert_on_disk(real / "MEMORY.md", ["fact", "more"])
+    assert_on_disk(ws / "notes" / "MEMORY.md", ["fact", "more"])
+
+
+@pytest.mark.parametrize("linked", ["memory", ".my_agent_core"])
+def test_workspace_memory_folder_linked_out_of_the_workspace_is_refused(
+    tmp_path: Path, linked: str
+) -> None:
+    """A cloned repository can ship `.my_agent_core` or its `memory` as a link to the user's files:
+    nothing is read, written or created through it, and every way in says so."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "memory").mkdir(parents=True)
+    (elsewhere / "memory" / "MEMORY.md").write_text("PRIVATE KEY MATERIAL\n", encoding="utf-8")
+    ws = tmp_path / "ws"
+    if linked == "memory":
+        (ws / ".my_agent_core").mkdir(parents=True)
+        (ws / ".my_agent_core" / "memory").symlink_to(elsewhere / "memory", True)
+    else:
+        ws.mkdir()
+        (ws / ".my_agent_core").symlink_to(elsewhere, target_is_directory=True)
+    mem = ws / ".my_agent_core" / "memory"
+    before = tree_bytes(elsewhere)
+    s = MemoryStore(mem)
+    s.load_from_disk()  # never raises
+    assert s.entries("memory") == []
+    assert "PRIVATE KEY" not in s.format_all_for_system_prompt()
+    assert s.error("memory") and "outside the workspace folder" in (s.error("memory") or "")
+    assert s.folder_error is not None
+    state = s.state("memory")
+    assert (
+        not state.available
+        and state.entries == []
+        and "outside the workspace" in (state.error or "")
+    )
+    for call in (
+        lambda: s.add("memory", "x"),
+        lambda: s.remove("memory", "PRIVATE"),
+        lambda: s.add("user", "y"),
+        lambda: s.undo(),
+    ):
+        with pytest.raises(MemoryEditError, match="outside the workspace folder"):
+            call()
+    assert s.log() == []
+    assert tree_bytes(elsewhere) == before
+    assert sorted(p.name for p in (elsewhere / "memory").iterdir()) == ["MEMORY.md"]
 
 
 # ------------------------------------------------------------------------------------------ journal
@@ -862,11 +919,26 @@ def test_undo_of_an_entry_edited_since_fails_clearly(store: MemoryStore, mem_dir
     assert path.read_bytes() == before
 
 
-def test_undo_does_not_clobber_later_edits_of_others(store: MemoryStore, mem_dir: Path) -> None:
+def test_undo_after_a_hand_edit_refuses_then_reverts_by_id_keeping_the_edit(
+    store: MemoryStore, mem_dir: Path
+) -> None:
+    """The hand edit is the newest change, and the history does not know it: a plain undo refuses
+    (naming the change and its id); an undo by id reverts that change and keeps the hand edit."""
     store.add("memory", "mine")
+    record = store.last_record
+    assert record is not None
     path = mem_file(mem_dir)
     path.write_text("mine\n§\nwritten by hand later\n", encoding="utf-8")
-    store.undo()
+    before = path.read_bytes()
+    with pytest.raises(MemoryEditError, match="changed outside the history") as info:
+        store.undo()
+    assert record.id in str(info.value) and '"mine"' in str(info.value)
+    assert path.read_bytes() == before
+    assert [r.action for r in store.log()] == [
+        "add"
+    ]  # not marked skipped: an older one is no better
+    undo = store.undo(record.id)
+    assert undo.undoes == record.id
     assert_on_disk(path, ["written by hand later"])
 
 
