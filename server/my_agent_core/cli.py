@@ -112,6 +112,14 @@ def _build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("--json", action="store_true", help="machine-readable output")
         if name == "log":
             cmd.add_argument("--limit", type=int, default=20)
+        if name != "show":
+            cmd.add_argument(
+                "--lock-timeout",
+                type=float,
+                default=None,
+                metavar="SECONDS",
+                help="how long to wait for another process's lock (default: 10)",
+            )
         _limit_options(cmd)
         cmd.set_defaults(handler=_cmd_memory, action=name)
     memory.set_defaults(handler=lambda _args: (memory.print_help(), 2)[1])
@@ -140,6 +148,8 @@ def _cmd_memory(args: argparse.Namespace) -> int:
 
     mem_dir = args.dir if args.dir is not None else memory_dir_of(Path.cwd())
     store = MemoryStore(mem_dir, args.memory_limit, args.user_limit, author="cli")
+    if getattr(args, "lock_timeout", None) is not None:
+        store.lock_timeout = args.lock_timeout
     if store.folder_error is not None:
         print(f"my-agent: {store.folder_error}", file=sys.stderr)
         return EXIT_USAGE

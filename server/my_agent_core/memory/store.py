@@ -773,13 +773,9 @@ class MemoryStore:
         """
         try:
             try:
-                st = os.stat(path)
-            except FileNotFoundError:
-                st = None
-            except OSError as exc:
-                raise _Unavailable(
-                    f"{self.files[target]} cannot be read ({exc.strerror or exc})."
-                ) from None
+                st: os.stat_result | None = os.stat(path)
+            except OSError:
+                st = None  # missing, or refused with its reason by the read below
             mode = st.st_mode & 0o7777 if st is not None else None
             cached = self._disk_cache.get(target)
             if cached is not None and st is not None and cached[0] == _signature(st):
