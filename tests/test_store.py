@@ -27,7 +27,7 @@ from my_agent_core.memory import (
     MemoryStore,
     make_memory_tool,
 )
-from my_agent_core.memory.store import MemoryWriteError
+from my_agent_core.memory.store import MemoryWriteError, WriteEvent
 
 # ------------------------------------------------------------------------------------------ helpers
 
@@ -1055,7 +1055,7 @@ def test_store_matches_a_model_of_the_contract(ops: list[tuple[str, str, str]]) 
 
 
 def test_on_write_reports_each_write_with_the_text_it_replaced(mem_dir: Path) -> None:
-    events = []
+    events: list[WriteEvent] = []
     store = MemoryStore(mem_dir, on_write=events.append)
     store.add("memory", "first")
     store.add("memory", "first")  # a duplicate writes nothing and reports nothing

@@ -122,7 +122,12 @@ def _build_parser() -> argparse.ArgumentParser:
             )
         _limit_options(cmd)
         cmd.set_defaults(handler=_cmd_memory, action=name)
-    memory.set_defaults(handler=lambda _args: (memory.print_help(), 2)[1])
+
+    def memory_help(_args: argparse.Namespace) -> int:
+        memory.print_help()
+        return EXIT_USAGE
+
+    memory.set_defaults(handler=memory_help)
     return parser
 
 

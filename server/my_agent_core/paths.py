@@ -13,10 +13,13 @@ import errno
 import os
 import stat
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 __all__ = [
     "FileTooLarge",
+    "FolderNames",
+    "Named",
     "PathRefused",
     "aliased_pair",
     "check_link_inside",
@@ -24,6 +27,7 @@ __all__ = [
     "check_memory_folder",
     "is_inside",
     "kind_of",
+    "look_up",
     "read_regular",
     "read_tail",
     "resolve_inside",
@@ -102,12 +106,13 @@ def check_memory_folder(mem_dir: Path | str) -> None:
     `memory` is a symbolic link leading out of `<folder>` (a cloned repository could aim it at the
     user's files). Other folders (an explicit `--dir`, a test's temp folder) are taken as given.
     """
-    mem = Path(os.path.abspath(mem_dir))
-    if (mem.parent.name, mem.name) != _memory_subdir():
+    mem = os.path.abspath(mem_dir)
+    parent, name = os.path.split(mem)
+    workspace, parent_name = os.path.split(parent)
+    if (parent_name, name) != _memory_subdir():
         return
-    workspace = mem.parent.parent
-    for link in (mem.parent, mem):
-        if link.is_symlink() and not is_inside(workspace, link):
+    for link in (parent, mem):  # two lstat calls: this runs before every edit
+        if os.path.islink(link) and not is_inside(workspace, link):
             raise PathRefused(
                 f"{link} is a symbolic link to {os.path.realpath(link)}, outside the workspace folder "
                 f"{workspace}; memory is not read or written through it (a cloned repository could aim "
@@ -139,6 +144,66 @@ def check_memory_file(path: Path | str) -> None:
     check_link_inside(mem_dir, path)
 
 
+@dataclass(frozen=True, slots=True)
+class Named:
+    """One name of a folder, looked up once: whether it is a symbolic link, where a link really
+    leads, and the file the name gives (links followed; None: missing, dangling or a loop)."""
+
+    path: str
+    link: bool
+    real: str | None
+    stat: os.stat_result | None
+
+
+@dataclass(frozen=True, slots=True)
+class FolderNames:
+    """Several names of one folder looked up together (`look_up`), for checks that compare them."""
+
+    folder: str
+    names: dict[str, Named]
+
+    def aliased_pair(self) -> tuple[str, str] | None:
+        """The first two names that are one file: hard links of one inode, or a symbolic link that
+        leads to another of the names (whether that one exists yet or not)."""
+        real_folder: str | None = None
+        seen: dict[tuple[int, int], str] = {}
+        for name, named in self.names.items():
+            if named.link:
+                if real_folder is None:
+                    real_folder = os.path.realpath(self.folder)
+                for other in self.names:
+                    if other != name and named.real == os.path.join(real_folder, other):
+                        return name, other
+            if named.stat is None:
+                continue
+            key = (named.stat.st_dev, named.stat.st_ino)
+            if key in seen:
+                return seen[key], name
+            seen[key] = name
+        return None
+
+
+def look_up(folder: Path | str, names: Iterable[str]) -> FolderNames:
+    """`names` of `folder` as they are now: one lstat each (and a realpath and a stat for a link)."""
+    base = os.path.abspath(folder)
+    found: dict[str, Named] = {}
+    for name in names:
+        path = os.path.join(base, name)
+        try:
+            st: os.stat_result | None = os.lstat(path)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            try:
+                followed: os.stat_result | None = os.stat(path)
+            except OSError:
+                followed = None  # dangling or a loop: no inode to share
+            found[name] = Named(path, True, os.path.realpath(path), followed)
+        else:
+            found[name] = Named(path, False, None, st)
+    return FolderNames(base, found)
+
+
 def aliased_pair(folder: Path | str, names: Iterable[str]) -> tuple[str, str] | None:
     """The first two of `names` (files of `folder`) that are one file: hard links of one inode, or a
     symbolic link that leads to another of the names (whether that one exists yet or not).
@@ -146,42 +211,20 @@ def aliased_pair(folder: Path | str, names: Iterable[str]) -> tuple[str, str] | 
     Files a store keeps side by side (memory, history, lock) must stay separate: one written in
     place through a second name would be written as two.
     """
-    base = os.path.abspath(folder)
-    listed = list(names)
-    real_base: str | None = None
-    seen: dict[tuple[int, int], str] = {}
-    for name in listed:
-        path = os.path.join(base, name)
-        try:
-            st: os.stat_result | None = os.lstat(path)
-        except OSError:
-            continue
-        if st is not None and stat.S_ISLNK(st.st_mode):
-            if real_base is None:
-                real_base = os.path.realpath(base)
-            real = os.path.realpath(path)
-            for other in listed:
-                if other != name and real == os.path.join(real_base, other):
-                    return name, other
-            try:
-                st = os.stat(path)
-            except OSError:
-                st = None  # dangling or a loop: no inode to share
-        if st is None:
-            continue
-        key = (st.st_dev, st.st_ino)
-        if key in seen:
-            return seen[key], name
-        seen[key] = name
-    return None
+    return look_up(folder, names).aliased_pair()
+
+
+_LAYOUT: list[tuple[str, str]] = []
 
 
 def _memory_subdir() -> tuple[str, str]:
-    # Imported here, not at the top: importing the memory package loads the store, which uses
-    # this module.
-    from my_agent_core.memory.paths import MEMORY_SUBDIR
+    if not _LAYOUT:
+        # Imported here, not at the top: importing the memory package loads the store, which uses
+        # this module.
+        from my_agent_core.memory.paths import MEMORY_SUBDIR
 
-    return MEMORY_SUBDIR
+        _LAYOUT.append(MEMORY_SUBDIR)
+    return _LAYOUT[0]
 
 
 def kind_of(mode: int) -> str:

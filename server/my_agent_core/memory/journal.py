@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from my_agent_core.memory.document import ENTRY_DELIMITER
+from my_agent_core.memory.document import serialize
 from my_agent_core.paths import PathRefused, read_tail
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "Journal",
     "JournalError",
     "JournalRecord",
+    "canonical_digest",
     "entries_digest",
 ]
 
@@ -56,8 +57,13 @@ FILE_ACTIONS = frozenset({"add", "replace", "remove", "batch", "undo"})
 def entries_digest(entries: Iterable[str]) -> str:
     """A short fingerprint of a file's entries (its content as the store sees it, not its bytes):
     a hand edit that only reformats delimiters or line ends keeps it."""
-    joined = ENTRY_DELIMITER.join(entries).encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(joined, digest_size=12).hexdigest()
+    return canonical_digest(serialize(list(entries)).encode("utf-8", "surrogatepass"))
+
+
+def canonical_digest(canonical: bytes) -> str:
+    """`entries_digest` from the canonical bytes the store writes (`serialize(entries)` in UTF-8),
+    so a write fingerprints the bytes it already has."""
+    return hashlib.blake2b(canonical, digest_size=12).hexdigest()
 
 
 class JournalError(Exception):
@@ -129,6 +135,32 @@ class JournalRecord:
             "before": self.before,
             "after": self.after,
         }
+
+    def to_line(self) -> bytes:
+        """The record as one line of the journal: `to_json` without the display fields (`before`,
+        `after`, which the changes hold) and without empty ones."""
+        data: dict[str, Any] = {
+            "id": self.id,
+            "time": self.time,
+            "action": self.action,
+            "target": self.target,
+            "author": self.author,
+        }
+        if self.changes:
+            data["changes"] = [
+                {"index": c.index, "before": c.before, "after": c.after} for c in self.changes
+            ]
+        for key, value in (
+            ("undoes", self.undoes),
+            ("skips", self.skips),
+            ("before_digest", self.before_digest),
+            ("after_digest", self.after_digest),
+            ("note", self.note),
+        ):
+            if value is not None:
+                data[key] = value
+        # a lone surrogate (never from the store) becomes its JSON escape, never an invalid line
+        return (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
 
     @classmethod
     def from_json(cls, data: object) -> JournalRecord:
@@ -249,6 +281,7 @@ class Journal:
         self._fd: int | None = None
         self._fd_pid = 0
         self._retract_to: int | None = None
+        self._ends_at = -1  # the size our last append left the file at (-1: unknown)
 
     def close(self) -> None:
         """Close the append descriptor kept open between records."""
@@ -271,7 +304,7 @@ class Journal:
         note: str | None = None,
     ) -> JournalRecord:
         return JournalRecord(
-            id=uuid.uuid4().hex[:12],
+            id=os.urandom(6).hex(),
             time=time.time(),
             action=action,
             target=target,
@@ -289,14 +322,13 @@ class Journal:
 
         A file that ends in a torn line gets a newline first, so the torn line stays one damaged
         line instead of swallowing this record; a write that fails half-way is cut back off."""
-        lines = b"".join(
-            (json.dumps(r.to_json(), ensure_ascii=False) + "\n").encode("utf-8") for r in records
-        )
+        lines = b"".join(r.to_line() for r in records)
         name = self.path.name
+        self._retract_to = None
         try:
-            fd = self._descriptor()
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
+            fd, size = self._descriptor()
+            # Where our own last append ended, the file ends with its newline: no need to look.
+            if size and size != self._ends_at and os.pread(fd, 1, size - 1) != b"\n":
                 lines = b"\n" + lines
         except OSError as exc:
             raise JournalError(f"{name} could not be written: {_reason(exc)}") from None
@@ -313,6 +345,7 @@ class Journal:
                     os.ftruncate(fd, size)  # we hold the store's lock: nobody appended since
             raise JournalError(f"{name} could not be written: {_reason(exc)}") from None
         self._retract_to = size
+        self._ends_at = size + written
         if size + written > _TRIM_AT_BYTES:
             with contextlib.suppress(OSError, PathRefused):
                 self._trim()  # a failed trim leaves the (longer) journal as it was
@@ -326,15 +359,17 @@ class Journal:
         with contextlib.suppress(OSError):
             os.ftruncate(self._fd, self._retract_to)
         self._retract_to = None
+        self._ends_at = -1
 
-    def _descriptor(self) -> int:
-        """A read-write O_APPEND descriptor of the journal, re-opened after a fork or once the file
-        it names was replaced or deleted. Refused: a link, anything but a regular file, and a file
-        with another name (a hard link), which an in-place append would write too."""
+    def _descriptor(self) -> tuple[int, int]:
+        """A read-write O_APPEND descriptor of the journal and the file's size, re-opened after a
+        fork or once the file it names was replaced or deleted. Refused: a link, anything but a
+        regular file, and a file with another name (a hard link), which an in-place append would
+        write too."""
         if self._fd is not None and self._fd_pid == os.getpid():
             st = os.fstat(self._fd)
             if st.st_nlink == 1:
-                return self._fd
+                return self._fd, st.st_size
             self.close()
             if st.st_nlink > 1:
                 raise OSError(errno.EMLINK, "it has another name (a hard link)")
@@ -359,7 +394,8 @@ class Journal:
             raise OSError(errno.EINVAL, what)
         self._fd = fd
         self._fd_pid = os.getpid()
-        return fd
+        self._ends_at = -1  # a file we did not write last: look at its end
+        return fd, st.st_size
 
     def history(self) -> History:
         """The records and damaged lines, oldest first; never raises. A journal that is a symbolic
@@ -422,7 +458,7 @@ class Journal:
                 record = self.new_record(
                     "gap", "", "journal", note="a damaged history line was dropped here"
                 )
-            line = (json.dumps(record.to_json(), ensure_ascii=False) + "\n").encode("utf-8")
+            line = record.to_line()
             size += len(line)
             if kept and (size > _KEEP_BYTES or count > MAX_RECORDS):
                 break

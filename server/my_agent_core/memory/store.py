@@ -14,11 +14,11 @@ never through a link out of the folder, and never one file under two of the fold
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import logging
 import os
 import stat
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +33,7 @@ from my_agent_core.memory.journal import (
     Journal,
     JournalError,
     JournalRecord,
+    canonical_digest,
     entries_digest,
 )
 from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME, TARGETS
@@ -40,9 +41,9 @@ from my_agent_core.memory.safety import describe, scan
 from my_agent_core.paths import (
     FileTooLarge,
     PathRefused,
-    aliased_pair,
     check_link_inside,
     check_memory_folder,
+    look_up,
     read_regular,
 )
 
@@ -134,6 +135,17 @@ class WriteEvent:
 WriteListener = Callable[[WriteEvent], None]
 
 
+@dataclass(frozen=True, slots=True)
+class _OnDisk:
+    """A memory file as an edit read it under the lock."""
+
+    text: str
+    entries: list[str]
+    canonical: bool
+    mode: int | None  # permission bits; None when there was no file
+    digest: str | None  # its entries' digest, when this store wrote it (else computed on demand)
+
+
 class _Unavailable(Exception):
     """A file the store must not read or write (undecodable, or a symlink out of the folder)."""
 
@@ -191,7 +203,8 @@ class MemoryStore:
         self._gap: _Gap | None = None
         self._lock_fd: int | None = None
         self._lock_pid = 0
-        self._disk_cache: dict[str, tuple[tuple[int, ...], str, tuple[str, ...]]] = {}
+        # target -> (identity of the file this store last wrote, its text, entries, digest)
+        self._disk_cache: dict[str, tuple[tuple[int, ...], str, tuple[str, ...], str]] = {}
         self._pending_events: list[WriteEvent] = []  # writes made under undo's lock, sent after it
 
     # ------------------------------------------------------------------ reading
@@ -553,8 +566,9 @@ class MemoryStore:
         event: WriteEvent | None = None
         warning = ""
         with contextlib.nullcontext() if locked else self._locked(self.files[target]):
-            path = self._path_for_edit(target)
-            raw, original, canonical, mode = self._read_for_edit(target, path)
+            path, st = self._path_for_edit(target)
+            disk = self._read_for_edit(target, path, st)
+            raw, original, canonical = disk.text, disk.entries, disk.canonical
             before_used = budget_used(original)
             entries, changes, notes = mutate(list(original))
             after_used = budget_used(entries)
@@ -572,7 +586,7 @@ class MemoryStore:
                 if raw and not canonical:
                     self._backup(target, raw)
                 event, warning = self._write(
-                    target, path, (raw, mode), original, entries, action, author, changes, undoes
+                    target, path, disk, entries, action, author, changes, undoes
                 )
             self._entries[target] = entries
         if event is not None:
@@ -586,8 +600,7 @@ class MemoryStore:
         self,
         target: str,
         path: Path,
-        read: tuple[str, int | None],
-        original: list[str],
+        disk: _OnDisk,
         entries: list[str],
         action: str,
         author: str,
@@ -596,17 +609,17 @@ class MemoryStore:
     ) -> tuple[WriteEvent, str]:
         """Write the new entries and their journal record; returns the event and a warning for the
         success message when the record could not be written."""
-        raw, mode = read
         name = self.files[target]
         text = serialize(entries)
+        data = text.encode("utf-8")
         record = self.journal.new_record(
             action,
             target,
             author,
             changes,
             undoes,
-            before_digest=entries_digest(original),
-            after_digest=entries_digest(entries),
+            before_digest=disk.digest or entries_digest(disk.entries),
+            after_digest=canonical_digest(data),
         )
         outcome: list[str | None] = []
 
@@ -614,7 +627,7 @@ class MemoryStore:
             outcome.append(self._append_records(record, commit=False))
 
         try:
-            signature = self._atomic_write(path, text, mode, before_sync=journal)
+            signature = self._atomic_write(path, data, disk.mode, before_sync=journal)
         except OSError as exc:
             if outcome and outcome[0] is None:
                 self.journal.retract()  # the record of an edit that did not land
@@ -630,9 +643,9 @@ class MemoryStore:
             if self._gap is None:
                 self._gap = _Gap(0, record.time, target, failure)
             self._gap.count += 1
-        self._disk_cache[target] = (signature, text, tuple(entries))
+        self._disk_cache[target] = (signature, text, tuple(entries), record.after_digest or "")
         self.last_record = record
-        event = WriteEvent(target, raw if mode is not None else None, text, record)
+        event = WriteEvent(target, disk.text if disk.mode is not None else None, text, record)
         warning = "" if failure is None else f" Warning: {failure}; this change cannot be undone."
         return event, warning
 
@@ -754,42 +767,34 @@ class MemoryStore:
         with contextlib.suppress(Exception):
             self.close()
 
-    def _path_for_edit(self, target: str) -> Path:
-        """The file an edit of `target` writes, refused (MemoryEditError) when it is a link out of
-        the folder or when two of the folder's own files are one."""
+    def _path_for_edit(self, target: str) -> tuple[Path, os.stat_result | None]:
+        """The file an edit of `target` writes and its stat (None: missing), refused
+        (MemoryEditError) when it is a link out of the folder or when any two of the folder's own
+        files are one."""
         try:
-            path = self._resolved(target)
-            self._refuse_aliases(None)
+            return self._own_file(target, every_pair=True)
         except _Unavailable as exc:
             self._errors[target] = str(exc)
             raise MemoryEditError(str(exc)) from None
-        return path
 
-    def _read_for_edit(self, target: str, path: Path) -> tuple[str, list[str], bool, int | None]:
-        """The file's text, its deduplicated entries, whether it is canonical and its permission bits
-        (None when missing), read under the lock.
-
-        A file whose identity (inode, size, times) is the one this store last wrote is not read again.
-        """
+    def _read_for_edit(self, target: str, path: Path, st: os.stat_result | None) -> _OnDisk:
+        """The file as it is now (`st`: its stat, just taken), read under the lock: text,
+        deduplicated entries, whether it is canonical, its permission bits. A file whose identity
+        (inode, size, times) is the one this store last wrote is not read again."""
         try:
-            try:
-                st: os.stat_result | None = os.stat(path)
-            except OSError:
-                st = None  # missing, or refused with its reason by the read below
             mode = st.st_mode & 0o7777 if st is not None else None
             cached = self._disk_cache.get(target)
             if cached is not None and st is not None and cached[0] == _signature(st):
-                return cached[1], list(cached[2]), True, mode
+                return _OnDisk(cached[1], list(cached[2]), True, mode, cached[3])
             raw = self._read_text(path, self.files[target])
         except _Unavailable as exc:
             self._errors[target] = str(exc)
             raise MemoryEditError(str(exc)) from None
         doc = parse(raw)
-        return raw, doc.stored_texts, doc.is_canonical(), mode
+        return _OnDisk(raw, doc.stored_texts, doc.is_canonical(), mode, None)
 
     def _read_entries(self, target: str) -> list[str]:
-        path = self._resolved(target)
-        self._refuse_aliases(target)
+        path, _st = self._own_file(target, every_pair=False)
         return parse(self._read_text(path, self.files[target])).stored_texts
 
     def _read_text(self, path: Path, name: str) -> str:
@@ -814,31 +819,33 @@ class MemoryStore:
             ) from None
         return text  # a BOM stays: the parser skips it and marks the file non-canonical
 
-    def _resolved(self, target: str) -> Path:
-        path = self.mem_dir / self.files[target]
-        if not os.path.islink(path):
-            return path
-        self._refuse_outside_link(path)
-        return Path(os.path.realpath(path))
+    def _own_file(self, target: str, *, every_pair: bool) -> tuple[Path, os.stat_result | None]:
+        """Where a target's file really is and its stat (None: missing), from one look at the
+        folder's own files. Refused (`_Unavailable`): a link out of the folder, and two own files
+        that are one (a hard link, or a symbolic link from one name to another), since a write of
+        one would be a write of the other; with `every_pair` any two, else only a pair that
+        involves this file."""
+        name = self.files[target]
+        names = look_up(self.mem_dir, _OWN_FILES)
+        named = names.names[name]
+        path = self.mem_dir / name
+        if named.link:
+            self._refuse_outside_link(path)
+            path = Path(named.real or path)
+        pair = names.aliased_pair()
+        if pair is not None and (every_pair or name in pair):
+            raise _Unavailable(
+                f"{pair[0]} and {pair[1]} in {self.mem_dir} are one file (joined by a hard link or "
+                "a symbolic link); the store will not write one file as two. Make each a separate "
+                "plain file, then retry."
+            )
+        return path, named.stat
 
     def _refuse_outside_link(self, path: Path) -> None:
         try:
             check_link_inside(self.mem_dir, path)
         except PathRefused as exc:
             raise _Unavailable(str(exc)) from None
-
-    def _refuse_aliases(self, target: str | None) -> None:
-        """Refuse two of the folder's own files that are one file (a hard link, or a symbolic link
-        from one name to another): a write of one would be a write of the other. With `target`,
-        only a pair that involves its file."""
-        pair = aliased_pair(self.mem_dir, _OWN_FILES)
-        if pair is None or (target is not None and self.files[target] not in pair):
-            return
-        raise _Unavailable(
-            f"{pair[0]} and {pair[1]} in {self.mem_dir} are one file (joined by a hard link or a "
-            "symbolic link); the store will not write one file as two. Make each a separate plain "
-            "file, then retry."
-        )
 
     def _backup(self, target: str, raw: str) -> None:
         """Keep the previous bytes of a non-canonical (hand-edited) file recoverable before rewriting.
@@ -886,7 +893,7 @@ class MemoryStore:
     def _atomic_write(
         self,
         path: Path,
-        text: str,
+        data: bytes,
         mode: int | None,
         before_sync: Callable[[], None] | None = None,
     ) -> tuple[int, ...]:
@@ -896,22 +903,37 @@ class MemoryStore:
         `before_sync` runs just before the fsync (the journal append: one disk flush then carries both,
         and a crash can at worst leave a journal record of an edit that did not land, which undo
         reports as already gone). Returns the new file's identity signature (for the re-read cache)."""
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        folder = os.path.dirname(path) or "."
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        while True:
+            tmp = os.path.join(folder, f".{path.name}.{os.urandom(6).hex()}.tmp")
+            try:
+                fd = os.open(tmp, flags, 0o666 if mode is None else mode)  # umask applies
+                break
+            except FileExistsError:
+                continue
         try:
-            os.fchmod(fd, mode if mode is not None else 0o666 & ~_current_umask())
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text.encode("utf-8"))
-                handle.flush()
+            try:
+                if mode is not None:
+                    os.fchmod(fd, mode)  # the old file's bits exactly, whatever the umask
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    if written <= 0:
+                        raise OSError(errno.EIO, "the write made no progress")
+                    view = view[written:]
                 if before_sync is not None:
                     before_sync()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-            signature = _signature(os.stat(path))
+                os.fsync(fd)
+                os.replace(tmp, path)
+                signature = _signature(os.fstat(fd))  # after the rename, which sets its ctime
+            finally:
+                os.close(fd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        dir_fd = os.open(path.parent, os.O_RDONLY)
+        dir_fd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
@@ -935,13 +957,13 @@ class MemoryStore:
             except OSError:
                 return
             stale = [
-                *(
-                    p
-                    for name in (*self.files.values(), JOURNAL_NAME)  # the journal trims via a temp
-                    for p in self.mem_dir.glob(f".{name}.*.tmp")
-                ),
-                *(self.mem_dir / BACKUP_DIR).glob(".*.bak.tmp"),
+                p
+                for name in (*self.files.values(), JOURNAL_NAME)  # the journal trims via a temp
+                for p in self.mem_dir.glob(f".{name}.*.tmp")
             ]
+            backups = self.mem_dir / BACKUP_DIR
+            if backups.is_dir() and not backups.is_symlink():  # never sweep through a link
+                stale += backups.glob(".*.bak.tmp")
             for path in stale:
                 with contextlib.suppress(OSError):
                     path.unlink()
@@ -1022,19 +1044,6 @@ def _describe_change(record: JournalRecord, name: str) -> str:
     quoted = f' "{_preview(text)}"' if text and not scan(text) else ""
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.time))
     return f"change {record.id} ({record.action}{quoted} in {name} by {record.author}, {stamp})"
-
-
-def _current_umask() -> int:
-    """The process umask without changing it (os.umask can only read it by setting it, which would
-    race with threads creating files); Linux exposes it in /proc/self/status."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0o022
 
 
 def _signature(st: os.stat_result) -> tuple[int, ...]:
