@@ -452,3 +452,16 @@ def test_undo_by_id_and_a_bad_id(mem_dir: Path) -> None:
     one_line_failure(run("memory", "undo", "no-such-id", "--dir", d), 1, "No change")
     log = run("memory", "log", "--dir", d).stdout
     assert f"undoes {ids[1]}" in log
+
+
+def test_add_from_stdin_that_is_not_utf8(mem_dir: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "my_agent_core", "memory", "add", "-", "--dir", str(mem_dir)],
+        input=b"caf\xe9\n",
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+    assert result.returncode == 2
+    assert result.stderr.decode().strip() == "my-agent: standard input is not valid UTF-8 text"
+    assert not (mem_dir / "MEMORY.md").exists()

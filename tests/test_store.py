@@ -1247,6 +1247,9 @@ def test_a_journal_with_a_second_name_is_not_written(mem_dir: Path, tmp_path: Pa
     assert "hard link" in (s.state("memory").journal_error or "")
     assert other.read_bytes() == before
     assert_on_disk(mem_file(mem_dir), ["first", "second"])
+    result = make_memory_tool(s).execute({"target": "memory", "action": "add", "content": "3rd"})
+    assert result.ok and result.content.count("history not recorded") == 1  # the model is told
+    assert other.read_bytes() == before
 
 
 # ------------------------------------------------------------------------------------------ backups

@@ -170,7 +170,14 @@ def _cmd_memory(args: argparse.Namespace) -> int:
             print(f"Undid the {what} in {FILE_NAMES[record.target]}.")
             return EXIT_OK
         if args.action == "add":
-            text = sys.stdin.read() if args.text == "-" else args.text
+            if args.text == "-":
+                try:
+                    text = sys.stdin.read()
+                except UnicodeDecodeError:
+                    print("my-agent: standard input is not valid UTF-8 text", file=sys.stderr)
+                    return EXIT_USAGE
+            else:
+                text = args.text
             print(store.add(args.target, text))
         elif args.action == "replace":
             print(store.replace(args.target, args.old, args.new))
