@@ -88,6 +88,7 @@ def test_the_digest_ignores_formatting_but_not_content() -> None:
         '{"id": "x", "time": 1, "action": "add", "target": "memory", '
         '"changes": [{"index": 0, "before": null, "after": ["a"]}]}',
         '{"id": "", "time": 1, "action": "add", "target": "memory"}',
+        '{"id": "a\\u001b[2Jb", "time": 1, "action": "add", "target": "memory"}',
         "[" * 100_000,
         '{"torn": ',
     ],

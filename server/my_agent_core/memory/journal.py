@@ -20,6 +20,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
 import time
 import uuid
@@ -48,6 +49,7 @@ MAX_RECORDS = 200
 _TRIM_AT_BYTES = 512 * 1024  # trim when the file grows past this...
 _KEEP_BYTES = 256 * 1024  # ...down to the newest MAX_RECORDS records within this size
 _READ_BYTES = 4 * 1024 * 1024  # what a reader takes from the end of a journal grown by other hands
+_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 
 #: Actions that changed a memory file. `skip` (an undo passed over a change it could not revert) and
 #: `gap` (a change saved without its record, or a damaged line dropped by a trim) change no file.
@@ -486,8 +488,9 @@ def _str(value: object) -> str:
 
 
 def _id(value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError("no record id")
+    # ids go into messages and command lines: short and plain, or the line is not a record
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise ValueError("not a record id")
     return value
 
 
