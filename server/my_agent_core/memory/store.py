@@ -26,7 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from my_agent_core.memory import lock as folder_lock
-from my_agent_core.memory.document import budget_used, normalize_entry, parse, serialize
+from my_agent_core.memory.document import (
+    SECTION_SIGN,
+    budget_used,
+    normalize_entry,
+    parse,
+    serialize,
+)
 from my_agent_core.memory.journal import (
     Change,
     History,
@@ -539,8 +545,8 @@ class MemoryStore:
                 f"`{field_name}` is not valid Unicode text (a lone surrogate at position {exc.start}); "
                 "send the text as proper UTF-8."
             ) from None
-        doc = parse(content)
-        if len(doc.entries) != 1 or doc.delimiters:
+        doc = parse(content) if SECTION_SIGN in content else None  # no §, no delimiter line
+        if doc is not None and (len(doc.entries) != 1 or doc.delimiters):
             raise MemoryEditError(
                 f"`{field_name}` contains a line holding only §, the entry delimiter; pass one entry "
                 "per operation (several adds can go in one call with `operations`)."
