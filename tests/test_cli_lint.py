@@ -6,6 +6,7 @@ Only the command line's shape is tested here; the rules themselves belong to the
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -176,3 +177,52 @@ def test_missing_path_exits_2(tmp_path: Path) -> None:
 
 def test_bad_format_option_exits_2(ws: Path) -> None:
     assert lint("--format", "xml", cwd=ws).returncode == 2
+
+
+# ------------------------------------------------------------------------------------------ inputs that must not hang
+
+
+def unreadable(result: subprocess.CompletedProcess[str], path: Path, needle: str) -> None:
+    """Exit 2, an `unreadable` finding for `path` that says why, and no traceback."""
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    found = [m for m in findings(result.stdout) if m["code"] == "unreadable"]
+    assert [m["path"] for m in found] == [str(path)]
+    assert needle in found[0]["message"], found[0]["message"]
+
+
+@pytest.mark.timeout(60)
+def test_a_fifo_is_refused_not_read(ws: Path) -> None:
+    path = ws / ".my_agent_core" / "memory" / "MEMORY.md"
+    os.mkfifo(path)
+    unreadable(lint(str(path)), path, "FIFO")
+    unreadable(lint(cwd=ws), Path(".my_agent_core/memory/MEMORY.md"), "FIFO")  # found in the folder
+
+
+@pytest.mark.timeout(60)
+def test_a_device_is_refused_not_read(ws: Path) -> None:
+    result = lint("/dev/zero")
+    unreadable(result, Path("/dev/zero"), "character device")
+    link = ws / ".my_agent_core" / "memory" / "USER.md"
+    link.symlink_to("/dev/zero")  # a memory file linked out of its folder is not followed at all
+    unreadable(lint(str(link)), link, "outside the memory folder")
+
+
+def test_a_memory_file_linked_out_of_its_folder_is_not_printed(ws: Path, tmp_path: Path) -> None:
+    """A cloned repository's MEMORY.md aimed at a secret must not leak it into a CI log."""
+    secret = tmp_path / "credentials"
+    secret.write_text("AKIAIOSFODNN7EXAMPLE\n§\nAKIAIOSFODNN7EXAMPLE\n")
+    (ws / ".my_agent_core" / "memory" / "MEMORY.md").symlink_to(secret)
+    result = lint("--format", "json", cwd=ws)
+    assert result.returncode == 2
+    assert "AKIA" not in result.stdout + result.stderr
+    assert [d["code"] for d in json.loads(result.stdout)] == ["unreadable"]
+
+
+def test_a_hand_overfilled_file_is_linted_and_a_runaway_one_refused(ws: Path) -> None:
+    big = memory_file(ws, ENTRY_DELIMITER.join(f"note {n} " + "x" * 10_000 for n in range(100)))
+    result = lint(str(big))
+    assert result.returncode == 1  # ~1 MB: linted, as in the editor
+    assert "over-budget" in [m["code"] for m in findings(result.stdout)]
+    runaway = memory_file(ws, "log line\n" * 600_000, "USER.md")  # ~5 MB
+    unreadable(lint(str(runaway)), runaway, "more than the 4.0 MiB")

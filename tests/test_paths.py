@@ -11,9 +11,13 @@ import pytest
 from my_agent_core.paths import (
     FileTooLarge,
     PathRefused,
+    aliased_pair,
+    check_link_inside,
+    check_memory_file,
     check_memory_folder,
     is_inside,
     read_regular,
+    read_tail,
     resolve_inside,
 )
 
@@ -163,3 +167,113 @@ def test_read_regular_unreadable_file_is_refused(tmp_path: Path) -> None:
     path.chmod(0)
     with pytest.raises(PathRefused, match="permission denied"):
         read_regular(path, max_bytes=100)
+
+
+def test_read_tail_reads_the_end_of_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "log"
+    assert read_tail(path, max_bytes=10) is None
+    path.write_bytes(b"0123456789abcdef")
+    assert read_tail(path, max_bytes=100) == (b"0123456789abcdef", False)
+    assert read_tail(path, max_bytes=6) == (b"abcdef", True)
+
+
+@pytest.mark.timeout(20)
+def test_read_tail_refuses_what_read_regular_refuses(tmp_path: Path) -> None:
+    fifo = tmp_path / "history.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(PathRefused, match="FIFO"):
+        read_tail(fifo, max_bytes=100)
+    with pytest.raises(PathRefused, match="character device"):
+        read_tail("/dev/zero", max_bytes=100)
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(PathRefused, match="loop"):
+        read_tail(loop, max_bytes=100)
+
+
+def test_read_regular_bounds_a_file_that_claims_no_size(tmp_path: Path) -> None:
+    """/proc files report size 0 and then produce text: the bound holds while reading, too."""
+    with pytest.raises(FileTooLarge):
+        read_regular("/proc/self/maps", max_bytes=16)
+    assert len(read_regular("/proc/self/maps", max_bytes=16, truncate=True) or b"") == 16
+
+
+OWN = ("MEMORY.md", "USER.md", "history.jsonl", ".lock")
+
+
+def test_aliased_pair_finds_hard_links_and_links_between_names(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    assert aliased_pair(folder, OWN) is None
+    (folder / "MEMORY.md").write_text("a\n")
+    (folder / "history.jsonl").write_text("{}\n")
+    assert aliased_pair(folder, OWN) is None
+
+    os.link(folder / "MEMORY.md", folder / "USER.md")
+    assert aliased_pair(folder, OWN) == ("MEMORY.md", "USER.md")
+    (folder / "USER.md").unlink()
+
+    (folder / "USER.md").symlink_to("history.jsonl")
+    assert aliased_pair(folder, OWN) == ("USER.md", "history.jsonl")
+    (folder / "USER.md").unlink()
+
+    (folder / "USER.md").symlink_to(".lock")  # dangling: .lock does not exist yet
+    assert aliased_pair(folder, OWN) == ("USER.md", ".lock")
+    (folder / "USER.md").unlink()
+
+    (folder / "hop").symlink_to("MEMORY.md")  # a chain of links still lands on MEMORY.md
+    (folder / ".lock").symlink_to("hop")
+    assert aliased_pair(folder, OWN) == (".lock", "MEMORY.md")
+
+
+def test_aliased_pair_lets_links_to_other_files_and_loops_pass(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    (folder / "MEMORY.real.md").write_text("a\n")
+    (folder / "MEMORY.md").symlink_to("MEMORY.real.md")
+    (folder / "USER.md").symlink_to("USER.md")  # a loop: the reader refuses it, it joins nothing
+    assert aliased_pair(folder, OWN) is None
+
+
+def test_aliased_pair_sees_through_a_linked_folder(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "history.jsonl").write_text("{}\n")
+    (real / "MEMORY.md").symlink_to(real / "history.jsonl")  # absolute, through the real path
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    assert aliased_pair(link, OWN) == ("MEMORY.md", "history.jsonl")
+
+
+def test_check_link_inside(tmp_path: Path, outside: Path) -> None:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    (folder / "real.md").write_text("x")
+    (folder / "in").symlink_to("real.md")
+    (folder / "out").symlink_to(outside)
+    (folder / "self").symlink_to(".")
+    check_link_inside(folder, folder / "in")
+    check_link_inside(folder, folder / "real.md")
+    check_link_inside(folder, folder / "missing")
+    for name in ("out", "self"):
+        with pytest.raises(PathRefused, match="outside the memory folder"):
+            check_link_inside(folder, folder / name)
+
+
+def test_check_memory_file_applies_to_the_workspace_layout_only(
+    tmp_path: Path, outside: Path
+) -> None:
+    mem = tmp_path / "ws" / ".my_agent_core" / "memory"
+    mem.mkdir(parents=True)
+    (mem / "MEMORY.md").symlink_to(outside)
+    with pytest.raises(PathRefused, match="outside the memory folder"):
+        check_memory_file(mem / "MEMORY.md")
+    elsewhere = tmp_path / "notes.md"
+    elsewhere.symlink_to(outside)
+    check_memory_file(elsewhere)  # a path the caller named outside any memory folder
+
+    ws2 = tmp_path / "ws2"
+    ws2.mkdir()
+    (ws2 / ".my_agent_core").symlink_to(tmp_path / "ws" / ".my_agent_core", True)
+    with pytest.raises(PathRefused, match="outside the workspace folder"):
+        check_memory_file(ws2 / ".my_agent_core" / "memory" / "USER.md")

@@ -10,12 +10,14 @@ import contextlib
 import json
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.support.real_conditions import fill_disk, io_error_file, tiny_disk
 
 from my_agent_core.memory import (
     ENTRY_DELIMITER,
@@ -25,6 +27,7 @@ from my_agent_core.memory import (
     MemoryStore,
     make_memory_tool,
 )
+from my_agent_core.memory.store import MemoryWriteError, WriteEvent
 
 # ------------------------------------------------------------------------------------------ helpers
 
@@ -788,17 +791,74 @@ def test_symlink_through_a_linked_subfolder_out_of_the_folder_is_refused(
     assert outside.read_bytes() == b"PRIVATE KEY MATERIAL\n"
 
 
-def test_memory_folder_itself_may_be_a_symlink(tmp_path: Path) -> None:
+def test_a_custom_memory_folder_may_be_a_symlink(tmp_path: Path) -> None:
+    """A folder the user names (`--dir`, the API) is the user's choice, link or not."""
     real = tmp_path / "real-memory"
     real.mkdir()
     (real / "MEMORY.md").write_text("fact\n", encoding="utf-8")
-    (tmp_path / "ws" / ".my_agent_core").mkdir(parents=True)
-    link = tmp_path / "ws" / ".my_agent_core" / "memory"
-    link.symlink_to(real)
+    link = tmp_path / "my-notes"
+    link.symlink_to(real, target_is_directory=True)
+    s = MemoryStore(link)
+    s.load_from_disk()
+    assert s.entries("memory") == ["fact"]
+    s.add("memory", "more")
+    assert_on_disk(real / "MEMORY.md", ["fact", "more"])
+
+
+def test_workspace_memory_folder_linked_inside_the_workspace_is_used(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "notes").mkdir(parents=True)
+    (ws / "notes" / "MEMORY.md").write_text("fact\n", encoding="utf-8")
+    (ws / ".my_agent_core").mkdir()
+    link = ws / ".my_agent_core" / "memory"
+    link.symlink_to(ws / "notes", target_is_directory=True)
     s = MemoryStore(link)
     s.load_from_disk()
     s.add("memory", "more")
-    assert_on_disk(real / "MEMORY.md", ["fact", "more"])
+    assert_on_disk(ws / "notes" / "MEMORY.md", ["fact", "more"])
+
+
+@pytest.mark.parametrize("linked", ["memory", ".my_agent_core"])
+def test_workspace_memory_folder_linked_out_of_the_workspace_is_refused(
+    tmp_path: Path, linked: str
+) -> None:
+    """A cloned repository can ship `.my_agent_core` or its `memory` as a link to the user's files:
+    nothing is read, written or created through it, and every way in says so."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "memory").mkdir(parents=True)
+    (elsewhere / "memory" / "MEMORY.md").write_text("PRIVATE KEY MATERIAL\n", encoding="utf-8")
+    ws = tmp_path / "ws"
+    if linked == "memory":
+        (ws / ".my_agent_core").mkdir(parents=True)
+        (ws / ".my_agent_core" / "memory").symlink_to(elsewhere / "memory", True)
+    else:
+        ws.mkdir()
+        (ws / ".my_agent_core").symlink_to(elsewhere, target_is_directory=True)
+    mem = ws / ".my_agent_core" / "memory"
+    before = tree_bytes(elsewhere)
+    s = MemoryStore(mem)
+    s.load_from_disk()  # never raises
+    assert s.entries("memory") == []
+    assert "PRIVATE KEY" not in s.format_all_for_system_prompt()
+    assert s.error("memory") and "outside the workspace folder" in (s.error("memory") or "")
+    assert s.folder_error is not None
+    state = s.state("memory")
+    assert (
+        not state.available
+        and state.entries == []
+        and "outside the workspace" in (state.error or "")
+    )
+    for call in (
+        lambda: s.add("memory", "x"),
+        lambda: s.remove("memory", "PRIVATE"),
+        lambda: s.add("user", "y"),
+        lambda: s.undo(),
+    ):
+        with pytest.raises(MemoryEditError, match="outside the workspace folder"):
+            call()
+    assert s.log() == []
+    assert tree_bytes(elsewhere) == before
+    assert sorted(p.name for p in (elsewhere / "memory").iterdir()) == ["MEMORY.md"]
 
 
 # ------------------------------------------------------------------------------------------ journal
@@ -862,11 +922,26 @@ def test_undo_of_an_entry_edited_since_fails_clearly(store: MemoryStore, mem_dir
     assert path.read_bytes() == before
 
 
-def test_undo_does_not_clobber_later_edits_of_others(store: MemoryStore, mem_dir: Path) -> None:
+def test_undo_after_a_hand_edit_refuses_then_reverts_by_id_keeping_the_edit(
+    store: MemoryStore, mem_dir: Path
+) -> None:
+    """The hand edit is the newest change, and the history does not know it: a plain undo refuses
+    (naming the change and its id); an undo by id reverts that change and keeps the hand edit."""
     store.add("memory", "mine")
+    record = store.last_record
+    assert record is not None
     path = mem_file(mem_dir)
     path.write_text("mine\n§\nwritten by hand later\n", encoding="utf-8")
-    store.undo()
+    before = path.read_bytes()
+    with pytest.raises(MemoryEditError, match="changed outside the history") as info:
+        store.undo()
+    assert record.id in str(info.value) and '"mine"' in str(info.value)
+    assert path.read_bytes() == before
+    assert [r.action for r in store.log()] == [
+        "add"
+    ]  # not marked skipped: an older one is no better
+    undo = store.undo(record.id)
+    assert undo.undoes == record.id
     assert_on_disk(path, ["written by hand later"])
 
 
@@ -980,7 +1055,7 @@ def test_store_matches_a_model_of_the_contract(ops: list[tuple[str, str, str]]) 
 
 
 def test_on_write_reports_each_write_with_the_text_it_replaced(mem_dir: Path) -> None:
-    events = []
+    events: list[WriteEvent] = []
     store = MemoryStore(mem_dir, on_write=events.append)
     store.add("memory", "first")
     store.add("memory", "first")  # a duplicate writes nothing and reports nothing
@@ -1002,3 +1077,237 @@ def test_a_failing_write_listener_does_not_fail_the_edit(mem_dir: Path) -> None:
     store = MemoryStore(mem_dir, on_write=boom)
     assert "4/2200" in store.add("memory", "kept")
     assert mem_file(mem_dir).read_text() == "kept\n"
+
+
+# ------------------------------------------------------------------------------------------ files that must not hang
+
+
+def assert_unavailable_everywhere(mem_dir: Path, target: str, match: str) -> MemoryStore:
+    """Load never raises, the target is empty and unavailable with a message, every edit of it is a
+    MemoryEditError with that message, and the other target still works."""
+    s = MemoryStore(mem_dir)
+    s.load_from_disk()
+    assert s.entries(target) == []
+    assert re.search(match, s.error(target) or ""), s.error(target)
+    state = s.state(target)
+    assert not state.available and re.search(match, state.error or "")
+    for call in (
+        lambda: s.add(target, "x"),
+        lambda: s.replace(target, "a", "b"),
+        lambda: s.remove(target, "a"),
+    ):
+        with pytest.raises(MemoryEditError, match=match):
+            call()
+    other = "user" if target == "memory" else "memory"
+    s.add(other, "the other file still works")
+    return s
+
+
+@pytest.mark.timeout(30)
+def test_a_fifo_as_memory_file_never_blocks(mem_dir: Path) -> None:
+    mem_dir.mkdir(parents=True)
+    os.mkfifo(mem_file(mem_dir))
+    assert_unavailable_everywhere(mem_dir, "memory", "FIFO")
+    assert stat.S_ISFIFO(os.lstat(mem_file(mem_dir)).st_mode)
+
+
+@pytest.mark.timeout(30)
+def test_a_device_as_memory_file_is_never_read(mem_dir: Path) -> None:
+    mem_dir.mkdir(parents=True)
+    try:
+        os.mknod(mem_file(mem_dir, "user"), 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero
+    except PermissionError:
+        pytest.skip("creating a device node is not permitted here")
+    assert_unavailable_everywhere(mem_dir, "user", "character device")
+
+
+def test_a_symlink_loop_as_memory_file_never_breaks_load(mem_dir: Path) -> None:
+    mem_dir.mkdir(parents=True)
+    mem_file(mem_dir).symlink_to("MEMORY.md")
+    s = assert_unavailable_everywhere(mem_dir, "memory", "loop")
+    assert "[UNAVAILABLE" in s.format_all_for_system_prompt()
+
+
+def test_a_read_error_is_a_memory_edit_error_not_an_oserror(mem_dir: Path) -> None:
+    mem_dir.mkdir(parents=True)
+    with io_error_file(mem_file(mem_dir)):
+        assert_unavailable_everywhere(mem_dir, "memory", "Input/output error")
+
+
+def test_a_runaway_file_is_refused_with_its_size(mem_dir: Path) -> None:
+    path = write_raw(mem_dir, ("log line\n" * 120_000).encode())  # ~1 MB
+    age(path)
+    before = fingerprint(path)
+    s = assert_unavailable_everywhere(mem_dir, "memory", r"1\.0 MiB, more than the 256\.0 KiB")
+    assert "trim the file" in (s.error("memory") or "")
+    assert fingerprint(path) == before
+
+
+def test_a_hand_overfilled_file_loads_and_can_be_repaired(mem_dir: Path) -> None:
+    """Far over budget but within the read bound: loaded, and edits that shrink it are accepted."""
+    entries = [f"pasted note {n}: " + "долгий текст " * 300 + "end" for n in range(12)]  # ~100 KB
+    write_raw(mem_dir, ENTRY_DELIMITER.join(entries) + "\n")
+    s = MemoryStore(mem_dir)
+    s.load_from_disk()
+    assert s.entries("memory") == entries
+    with pytest.raises(MemoryEditError, match="full"):
+        s.add("memory", "one more")
+    for n in range(11):
+        s.remove("memory", f"pasted note {n}:")
+    assert s.replace("memory", "pasted note 11", "the one note that matters")
+    assert_on_disk(mem_file(mem_dir), ["the one note that matters"])
+
+
+def test_the_read_bound_is_configurable(mem_dir: Path) -> None:
+    write_raw(mem_dir, "a fact that is forty-one bytes long, yes.\n")
+    small = MemoryStore(mem_dir, max_file_bytes=20)
+    small.load_from_disk()
+    assert "more than the 20 bytes" in (small.error("memory") or "")
+    roomy = MemoryStore(mem_dir, max_file_bytes=100)
+    roomy.load_from_disk()
+    assert roomy.entries("memory") == ["a fact that is forty-one bytes long, yes."]
+
+
+def test_a_write_the_disk_refuses_is_a_memory_write_error(tmp_path: Path) -> None:
+    with tiny_disk(tmp_path / "disk") as disk:
+        mem_dir = disk / "memory"
+        s = MemoryStore(mem_dir)
+        s.add("memory", "kept")
+        path = mem_file(mem_dir)
+        before = path.read_bytes()
+        fill_disk(disk)
+        with pytest.raises(MemoryWriteError, match="No space left on device") as info:
+            s.add("memory", "x" * 2000)
+        assert "nothing was written" in str(info.value)
+        assert isinstance(info.value, MemoryEditError)
+        assert path.read_bytes() == before
+        assert not [p for p in mem_dir.iterdir() if p.name.endswith(".tmp")]
+        assert [r.after for r in s.log()] == [
+            "kept"
+        ]  # the record of the failed write was taken back
+
+
+# ------------------------------------------------------------------------------------------ one file, one name
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("MEMORY.md", "history.jsonl"), ("USER.md", "MEMORY.md"), ("MEMORY.md", ".lock")],
+)
+@pytest.mark.parametrize("how", ["hard link", "symlink"])
+def test_two_own_files_that_are_one_file_are_refused(
+    mem_dir: Path, first: str, second: str, how: str
+) -> None:
+    """One file must never be written as two: the journal appended into MEMORY.md, USER.md written
+    over MEMORY.md."""
+    store = MemoryStore(mem_dir)
+    store.add("memory", "fact")
+    store.add("user", "profile")
+    (mem_dir / first).unlink()
+    if how == "hard link":
+        os.link(mem_dir / second, mem_dir / first)
+    else:
+        (mem_dir / first).symlink_to(second)
+    before = tree_bytes(mem_dir)
+    s = MemoryStore(mem_dir)
+    s.load_from_disk()
+    target = "memory" if first == "MEMORY.md" else "user"
+    assert s.entries(target) == []
+    assert "are one file" in (s.error(target) or "")
+    for call in (
+        lambda: s.add("memory", "x"),
+        lambda: s.add("user", "y"),
+        lambda: s.undo(),
+    ):
+        with pytest.raises(MemoryEditError, match="are one file"):
+            call()
+    assert tree_bytes(mem_dir) == before
+
+
+def test_a_dangling_link_to_another_own_file_is_refused(mem_dir: Path) -> None:
+    mem_dir.mkdir(parents=True)
+    (mem_dir / "MEMORY.md").symlink_to("history.jsonl")  # history.jsonl does not exist yet
+    s = MemoryStore(mem_dir)
+    with pytest.raises(MemoryEditError, match="are one file"):
+        s.add("memory", "x")
+    assert not (mem_dir / "history.jsonl").exists()
+
+
+def test_a_journal_with_a_second_name_is_not_written(mem_dir: Path, tmp_path: Path) -> None:
+    """history.jsonl hard-linked to a file outside the folder: an in-place append would write that
+    file too, so the edit is saved without its record and says so."""
+    s = MemoryStore(mem_dir)
+    s.add("memory", "first")
+    other = tmp_path / "other.jsonl"
+    os.link(mem_dir / "history.jsonl", other)
+    before = other.read_bytes()
+    message = s.add("memory", "second")
+    assert "history not recorded" in message and "hard link" in message
+    assert s.journal_error is not None and "hard link" in s.journal_error
+    assert "hard link" in (s.state("memory").journal_error or "")
+    assert other.read_bytes() == before
+    assert_on_disk(mem_file(mem_dir), ["first", "second"])
+    result = make_memory_tool(s).execute({"target": "memory", "action": "add", "content": "3rd"})
+    assert result.ok and result.content.count("history not recorded") == 1  # the model is told
+    assert other.read_bytes() == before
+
+
+# ------------------------------------------------------------------------------------------ backups
+
+
+def hand_edited(mem_dir: Path, text: bytes = b"hand edited fact\r\n") -> Path:
+    return write_raw(mem_dir, text)  # CRLF: not canonical, so the next write keeps a backup
+
+
+def backups_of(mem_dir: Path) -> list[Path]:
+    folder = mem_dir / ".backups"
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def test_a_backup_that_cannot_be_written_refuses_the_rewrite_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    with tiny_disk(tmp_path / "disk") as disk:
+        mem_dir = disk / "memory"
+        s = MemoryStore(mem_dir)
+        s.add("memory", "x")
+        (mem_dir / ".backups").mkdir()
+        real = mem_dir / ".backups" / "MEMORY.md.20000101T000000.000000001.1.bak"
+        real.write_bytes(b"an older real backup\n")
+        path = hand_edited(mem_dir, b"hand edited\r\n")
+        before = path.read_bytes()
+        fill_disk(disk)
+        with pytest.raises(MemoryWriteError, match=r"backup could not be written .*No space"):
+            s.add("memory", "new")
+        assert path.read_bytes() == before  # never rewritten without its backup
+        assert backups_of(mem_dir) == [real]
+        assert real.read_bytes() == b"an older real backup\n"
+
+
+def test_empty_leftover_backups_do_not_count_and_are_cleared(mem_dir: Path) -> None:
+    folder = mem_dir / ".backups"
+    folder.mkdir(parents=True)
+    real = [folder / f"MEMORY.md.20000101T0000{n:02d}.000000000.1.bak" for n in range(20)]
+    for n, path in enumerate(real):
+        path.write_bytes(f"real backup {n}\n".encode())
+    empty = [folder / f"MEMORY.md.20990101T0000{n:02d}.000000000.1.bak" for n in range(5)]
+    for path in empty:
+        path.write_bytes(b"")  # what a failed copy on a full disk used to leave, newest of all
+    raw = b"the hand edit\r\n"
+    hand_edited(mem_dir, raw)
+    MemoryStore(mem_dir).add("memory", "new")
+    kept = backups_of(mem_dir)
+    assert all(p.stat().st_size for p in kept)
+    assert len(kept) == 20
+    assert raw in {p.read_bytes() for p in kept}
+    assert real[0] not in kept and real[1] in kept  # only the oldest real one made room
+
+
+def test_a_backup_is_complete_and_owner_only(mem_dir: Path) -> None:
+    raw = "\ufefffirst\r\n§\r\nsecond  \r\n".encode()
+    hand_edited(mem_dir, raw)
+    MemoryStore(mem_dir).add("memory", "third")
+    (backup,) = backups_of(mem_dir)
+    assert backup.read_bytes() == raw
+    assert backup.stat().st_mode & 0o777 == 0o600
+    assert (mem_dir / ".backups").stat().st_mode & 0o077 == 0

@@ -14,9 +14,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from tests.support.real_conditions import held_lock
 
-from my_agent_core.memory import ENTRY_DELIMITER, MemoryStore
+from my_agent_core.memory import ENTRY_DELIMITER, MemoryEditError, MemoryStore
 from my_agent_core.memory.document import parse
+from my_agent_core.memory.store import MemoryLockTimeout
 
 WRITER = Path(__file__).parent / "support" / "memory_writer.py"
 _spec = importlib.util.spec_from_file_location("memory_writer", WRITER)
@@ -25,6 +27,7 @@ _writer = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_writer)
 blob, blob_version = _writer.blob, _writer.blob_version
 BIG = 10**9
+CLI = [sys.executable, "-m", "my_agent_core"]
 
 
 def run_writers(commands: list[list[str]], go_file: Path) -> list[subprocess.CompletedProcess[str]]:
@@ -211,3 +214,109 @@ def test_writer_dying_at_each_stage_of_a_write(tmp_path: Path, stage: str) -> No
     assert not leftovers, leftovers
     reader.add("memory", "after the crash")  # the dead writer's lock is gone
     assert disk_entries(mem_dir / "MEMORY.md") == [*entries, "after the crash"]
+
+
+# ------------------------------------------------------------------------------------------ a lock held forever
+
+
+@pytest.mark.timeout(60)
+def test_a_lock_held_by_another_process_fails_with_a_bound_naming_the_holder(
+    tmp_path: Path,
+) -> None:
+    mem_dir = tmp_path / "memory"
+    seed = MemoryStore(mem_dir)
+    seed.add("memory", "kept")
+    path = mem_dir / "MEMORY.md"
+    before = path.read_bytes()
+    store = MemoryStore(mem_dir, lock_timeout=0.3)
+    with held_lock(mem_dir / ".lock") as holder:
+        for call in (lambda: store.add("memory", "x"), lambda: store.undo()):
+            with pytest.raises(MemoryLockTimeout) as info:
+                call()
+            message = str(info.value)
+            assert f"locked by pid {holder.pid} (flock " in message, message
+            assert "nothing was written" in message and "end that process" in message
+            assert info.value.holder is not None and info.value.holder.pid == holder.pid
+        assert message.startswith("The memory folder is locked")
+        reader = MemoryStore(mem_dir)
+        reader.load_from_disk()  # never waits for the lock
+        assert reader.entries("memory") == ["kept"]
+        assert reader.state("memory").entries == ["kept"]
+        assert [r.after for r in reader.log()] == ["kept"]
+    assert path.read_bytes() == before
+    store.add("memory", "after the holder ended")  # nothing was left half-locked
+    assert disk_entries(path) == ["kept", "after the holder ended"]
+
+
+@pytest.mark.timeout(60)
+def test_threads_of_one_store_waiting_on_a_held_lock_all_give_up(tmp_path: Path) -> None:
+    """Worker threads (an editor's request pool) are never pinned: each one returns an error."""
+    mem_dir = tmp_path / "memory"
+    store = MemoryStore(mem_dir, lock_timeout=0.3)
+    outcomes: list[BaseException | None] = []
+    with held_lock(mem_dir / ".lock"):
+
+        def work(n: int) -> None:
+            try:
+                store.add("memory", f"entry {n}")
+                outcomes.append(None)
+            except BaseException as exc:  # reported below
+                outcomes.append(exc)
+
+        pool = [threading.Thread(target=work, args=(n,)) for n in range(3)]
+        for thread in pool:
+            thread.start()
+        for thread in pool:
+            thread.join(30)
+        assert not any(thread.is_alive() for thread in pool)
+    assert len(outcomes) == 3
+    assert all(isinstance(o, MemoryLockTimeout) for o in outcomes), outcomes
+
+
+@pytest.mark.timeout(60)
+def test_a_lock_released_within_the_wait_is_taken(tmp_path: Path) -> None:
+    mem_dir = tmp_path / "memory"
+    store = MemoryStore(mem_dir, lock_timeout=30)
+    with held_lock(mem_dir / ".lock") as holder:
+        threading.Timer(0.3, holder.kill).start()
+        store.add("memory", "waited for it")
+    assert disk_entries(mem_dir / "MEMORY.md") == ["waited for it"]
+
+
+def test_the_lock_file_is_owner_only(tmp_path: Path) -> None:
+    mem_dir = tmp_path / "memory"
+    old = os.umask(0)
+    try:
+        MemoryStore(mem_dir).add("memory", "x")
+    finally:
+        os.umask(old)
+    assert (mem_dir / ".lock").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.timeout(30)
+def test_a_fifo_as_the_lock_is_refused_without_hanging(tmp_path: Path) -> None:
+    mem_dir = tmp_path / "memory"
+    mem_dir.mkdir()
+    os.mkfifo(mem_dir / ".lock")
+    store = MemoryStore(mem_dir)
+    store.load_from_disk()
+    with pytest.raises(MemoryEditError, match="not a regular file"):
+        store.add("memory", "x")
+    assert not (mem_dir / "MEMORY.md").exists()
+
+
+@pytest.mark.timeout(60)
+def test_the_cli_gives_up_on_a_held_lock_with_exit_3(tmp_path: Path) -> None:
+    mem_dir = tmp_path / "memory"
+    MemoryStore(mem_dir).add("memory", "kept")
+    with held_lock(mem_dir / ".lock") as holder:
+        done = subprocess.run(
+            [*CLI, "memory", "add", "x", "--dir", str(mem_dir), "--lock-timeout", "0.3"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 3
+    assert done.stderr.startswith(f"my-agent: MEMORY.md is locked by pid {holder.pid} (flock")
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert disk_entries(mem_dir / "MEMORY.md") == ["kept"]

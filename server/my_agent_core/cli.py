@@ -1,23 +1,43 @@
 """The `my-agent` command line: lint, memory, chat, serve.
 
-Exit codes scripts can rely on: 0 success, 1 findings with errors (lint) or a refused edit (memory),
-2 bad usage or unreadable input.
+Exit codes scripts can rely on:
+  0  success
+  1  lint found errors; a memory edit or undo was refused (the message says why; nothing was written)
+  2  bad usage, or input that cannot be read: missing, not a regular file (a FIFO, a device), too
+     large, not UTF-8, or a link out of its folder
+  3  the system did not let it finish: the memory folder stayed locked by another process, or the
+     disk refused the write (full, read-only, an I/O error); nothing was written, retrying may work
+130 interrupted
+Every failure is one `my-agent: ...` line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from my_agent_core import __version__
 from my_agent_core.mcp import command as mcp_command
 from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR, TARGETS, memory_dir_of
 from my_agent_core.team import commands as team_commands
 
-__all__ = ["main"]
+if TYPE_CHECKING:
+    from my_agent_core.memory.store import MemoryStore
+
+__all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_SYSTEM", "EXIT_USAGE", "main"]
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1  # lint errors, or a refused memory edit
+EXIT_USAGE = 2  # bad usage or unreadable input
+EXIT_SYSTEM = 3  # locked past the timeout, or the disk refused the write
+#: Bytes `lint` reads of one file: far past any budget (a hand-overfilled file is still linted, as in
+#: the editor), yet bounded, so `/dev/zero` or a runaway log cannot flood it.
+LINT_MAX_BYTES = 4 * 1024 * 1024
 
 _SEVERITY_NAMES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
@@ -35,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the last line of defence: a disk or a device said no
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"my-agent: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_SYSTEM
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -74,11 +98,13 @@ def _build_parser() -> argparse.ArgumentParser:
         ("replace", "replace the entry containing OLD by NEW", ["old", "new"]),
         ("remove", "remove the entry containing OLD", ["old"]),
         ("log", "print the change history", []),
-        ("undo", "revert the last change not yet undone", []),
+        ("undo", "revert the newest change (or the change ID, on top of the file as it is)", []),
     ):
         cmd = msub.add_parser(name, help=help_text)
         for arg in extra:
             cmd.add_argument(arg)
+        if name == "undo":
+            cmd.add_argument("id", nargs="?", help="the change to revert (from `memory log`)")
         cmd.add_argument(
             "--dir", type=Path, help="memory folder (default: ./.my_agent_core/memory)"
         )
@@ -88,9 +114,22 @@ def _build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("--json", action="store_true", help="machine-readable output")
         if name == "log":
             cmd.add_argument("--limit", type=int, default=20)
+        if name != "show":
+            cmd.add_argument(
+                "--lock-timeout",
+                type=float,
+                default=None,
+                metavar="SECONDS",
+                help="how long to wait for another process's lock (default: 10)",
+            )
         _limit_options(cmd)
         cmd.set_defaults(handler=_cmd_memory, action=name)
-    memory.set_defaults(handler=lambda _args: (memory.print_help(), 2)[1])
+
+    def memory_help(_args: argparse.Namespace) -> int:
+        memory.print_help()
+        return EXIT_USAGE
+
+    memory.set_defaults(handler=memory_help)
     team_commands.add_commands(sub)
     mcp_command.add_command(sub)
     return parser
@@ -109,36 +148,55 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_memory(args: argparse.Namespace) -> int:
-    from my_agent_core.memory.store import MemoryEditError, MemoryStore
+    from my_agent_core.memory.store import (
+        MemoryEditError,
+        MemoryLockTimeout,
+        MemoryStore,
+        MemoryWriteError,
+    )
 
     mem_dir = args.dir if args.dir is not None else memory_dir_of(Path.cwd())
     store = MemoryStore(mem_dir, args.memory_limit, args.user_limit, author="cli")
+    if getattr(args, "lock_timeout", None) is not None:
+        store.lock_timeout = args.lock_timeout
+    if store.folder_error is not None:
+        print(f"my-agent: {store.folder_error}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         if args.action == "show":
             return _show(store, args.target, args.json)
         if args.action == "log":
             return _log(store, args.limit, args.json)
         if args.action == "undo":
-            record = store.undo(author="cli")
-            print(f"Undid the last change to {FILE_NAMES[record.target]}.")
-            return 0
+            record = store.undo(args.id, author="cli")
+            undone = next((r for r in store.log(10_000) if r.id == record.undoes), None)
+            what = f"{undone.action} by {undone.author} ({undone.id})" if undone else "the change"
+            print(f"Undid the {what} in {FILE_NAMES[record.target]}.")
+            return EXIT_OK
         if args.action == "add":
-            text = sys.stdin.read() if args.text == "-" else args.text
+            if args.text == "-":
+                try:
+                    text = sys.stdin.read()
+                except UnicodeDecodeError:
+                    print("my-agent: standard input is not valid UTF-8 text", file=sys.stderr)
+                    return EXIT_USAGE
+            else:
+                text = args.text
             print(store.add(args.target, text))
         elif args.action == "replace":
             print(store.replace(args.target, args.old, args.new))
         else:
             print(store.remove(args.target, args.old))
+    except (MemoryLockTimeout, MemoryWriteError) as exc:
+        print(f"my-agent: {exc}", file=sys.stderr)
+        return EXIT_SYSTEM
     except MemoryEditError as exc:
         print(f"my-agent: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_FINDINGS
+    return EXIT_OK
 
 
-def _show(store: object, target: str, as_json: bool) -> int:
-    from my_agent_core.memory.store import MemoryStore
-
-    assert isinstance(store, MemoryStore)
+def _show(store: MemoryStore, target: str, as_json: bool) -> int:
     state = store.state(target)
     if as_json:
         print(
@@ -151,15 +209,18 @@ def _show(store: object, target: str, as_json: bool) -> int:
                     "entries": state.entries,
                     "available": state.available,
                     "error": state.error,
+                    "journal_error": state.journal_error,
                 },
                 ensure_ascii=False,
                 indent=2,
             )
         )
-        return 0 if state.available else 2
+        return EXIT_OK if state.available else EXIT_USAGE
+    if state.journal_error:
+        print(f"my-agent: warning: {_history_warning(state.journal_error)}", file=sys.stderr)
     if not state.available:
         print(f"my-agent: {state.error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     share = state.used / state.limit if state.limit else 0
     print(
         f"{state.path}: {state.used}/{state.limit} chars ({share:.0%}), {_plural(len(state.entries), 'entry', 'entries')}"
@@ -169,27 +230,37 @@ def _show(store: object, target: str, as_json: bool) -> int:
         print(f"{number:>3}. {lines[0]}")
         for line in lines[1:]:
             print(f"     {line}")
-    return 0
+    return EXIT_OK
 
 
-def _log(store: object, limit: int, as_json: bool) -> int:
-    from my_agent_core.memory.store import MemoryStore
+def _history_warning(error: str) -> str:
+    """One wording for "changes are not being recorded", whoever noticed it."""
+    text = error if error.startswith("history not recorded") else f"history not recorded: {error}"
+    return f"{text}; changes made now cannot be undone."
 
-    assert isinstance(store, MemoryStore)
+
+def _log(store: MemoryStore, limit: int, as_json: bool) -> int:
     records = store.log(limit)
     if as_json:
         print(json.dumps([r.to_json() for r in records], ensure_ascii=False, indent=2))
-        return 0
+        return EXIT_OK
     if not records:
         print("No changes recorded yet.")
     for r in records:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.time))
-        print(f"{r.id}  {stamp}  {r.author:<16} {r.action:<8} {FILE_NAMES.get(r.target, r.target)}")
+        name = FILE_NAMES.get(r.target, r.target or "-")
+        print(f"{r.id}  {stamp}  {r.author:<16} {r.action:<8} {name}")
+        if r.action == "skip":
+            print(f"    skipped {r.skips}: {_one_line(r.note or '')}")
+        elif r.action == "gap":
+            print(f"    ! {_one_line(r.note or 'a change may be missing here')}")
+        if r.undoes:
+            print(f"    undoes {r.undoes}")
         if r.before is not None:
             print(f"    - {_one_line(r.before)}")
         if r.after is not None:
             print(f"    + {_one_line(r.after)}")
-    return 0
+    return EXIT_OK
 
 
 def _plural(count: int, one: str, many: str) -> str:
@@ -207,24 +278,32 @@ def _one_line(text: str, width: int = 100) -> str:
 def _cmd_lint(args: argparse.Namespace) -> int:
     from my_agent_core.memory.document import parse
     from my_agent_core.memory.lint import lint
+    from my_agent_core.paths import PathRefused, check_memory_file, read_regular
 
     files, missing = _lint_targets(args.paths)
     for path in missing:
         print(f"my-agent: {path}: no such file or folder", file=sys.stderr)
     if missing:
-        return 2
+        return EXIT_USAGE
     results: list[dict[str, object]] = []
+    unreadable = False
     for path in files:
         limit = args.user_limit if path.name == FILE_NAMES["user"] else args.memory_limit
         try:
-            text = path.read_bytes().decode("utf-8")
+            check_memory_file(path)
+            data = read_regular(path, max_bytes=LINT_MAX_BYTES, name=str(path))
+            if data is None:
+                raise PathRefused(f"{path} does not exist (a link to nothing?); it is not read.")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             results.append(
                 _finding(path, 0, 0, 0, 0, "undecodable", 1, f"not valid UTF-8 (byte {exc.start})")
             )
+            unreadable = True
             continue
-        except OSError as exc:
+        except PathRefused as exc:
             results.append(_finding(path, 0, 0, 0, 0, "unreadable", 1, str(exc)))
+            unreadable = True
             continue
         doc = parse(text)
         for f in lint(doc, limit=limit, near_share=args.near_share):
@@ -252,7 +331,9 @@ def _cmd_lint(args: argparse.Namespace) -> int:
                 "my-agent: no memory files found (looked for .my_agent_core/memory/*.md)",
                 file=sys.stderr,
             )
-    return 1 if any(r["severity"] == "error" for r in results) else 0
+    if unreadable:
+        return EXIT_USAGE
+    return EXIT_FINDINGS if any(r["severity"] == "error" for r in results) else EXIT_OK
 
 
 def _finding(
@@ -280,20 +361,25 @@ def _finding(
 
 
 def _lint_targets(paths: list[str]) -> tuple[list[Path], list[Path]]:
-    """Files to lint: given files, the memory files under given folders, or those of the current one."""
+    """Files to lint: given files, the memory files under given folders, or those of the current one.
+
+    Anything that exists and is not a folder counts as a file (a FIFO or a device is then refused
+    by the reader with a message, not mistaken for a missing path)."""
     files: list[Path] = []
     missing: list[Path] = []
     for raw in paths or ["."]:
         path = Path(raw)
-        if path.is_file():
-            files.append(path)
-        elif path.is_dir():
+        if path.is_dir():
             folder = (
                 path
                 if path.name == MEMORY_SUBDIR[1] and path.parent.name == MEMORY_SUBDIR[0]
                 else (memory_dir_of(path))
             )
-            files += [folder / name for name in FILE_NAMES.values() if (folder / name).is_file()]
+            files += [
+                folder / name for name in FILE_NAMES.values() if os.path.lexists(folder / name)
+            ]
+        elif os.path.lexists(path):
+            files.append(path)
         else:
             missing.append(path)
     return files, missing

@@ -12,17 +12,24 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-
-from my_agent_core.memory.paths import MEMORY_SUBDIR
 
 __all__ = [
     "FileTooLarge",
+    "FolderNames",
+    "Named",
     "PathRefused",
+    "aliased_pair",
+    "check_link_inside",
+    "check_memory_file",
     "check_memory_folder",
     "is_inside",
     "kind_of",
+    "look_up",
     "read_regular",
+    "read_tail",
     "resolve_inside",
 ]
 
@@ -99,17 +106,125 @@ def check_memory_folder(mem_dir: Path | str) -> None:
     `memory` is a symbolic link leading out of `<folder>` (a cloned repository could aim it at the
     user's files). Other folders (an explicit `--dir`, a test's temp folder) are taken as given.
     """
-    mem = Path(os.path.abspath(mem_dir))
-    if (mem.parent.name, mem.name) != MEMORY_SUBDIR:
+    mem = os.path.abspath(mem_dir)
+    parent, name = os.path.split(mem)
+    workspace, parent_name = os.path.split(parent)
+    if (parent_name, name) != _memory_subdir():
         return
-    workspace = mem.parent.parent
-    for link in (mem.parent, mem):
-        if link.is_symlink() and not is_inside(workspace, link):
+    for link in (parent, mem):  # two lstat calls: this runs before every edit
+        if os.path.islink(link) and not is_inside(workspace, link):
             raise PathRefused(
                 f"{link} is a symbolic link to {os.path.realpath(link)}, outside the workspace folder "
                 f"{workspace}; memory is not read or written through it (a cloned repository could aim "
                 "it at your files). Replace the link with a real folder."
             )
+
+
+def check_link_inside(folder: Path | str, path: Path | str) -> None:
+    """Refuse `path` when it is a symbolic link whose real location is not strictly inside `folder`
+    (a link loop is left to the reader, which refuses it). A plain file or a missing one passes."""
+    if not os.path.islink(path):
+        return
+    real = os.path.realpath(path)
+    if real == os.path.realpath(folder) or not is_inside(folder, real):
+        raise PathRefused(
+            f"{Path(path).name} is a symbolic link to {real}, outside the memory folder; it is not "
+            "read or written through it (a cloned repository could aim it at your files)."
+        )
+
+
+def check_memory_file(path: Path | str) -> None:
+    """For a file of a workspace's memory folder (`.my_agent_core/memory/<name>`): refuse a memory
+    folder linked out of its workspace and a file linked out of its memory folder. Any other path
+    is taken as given (the caller named it)."""
+    mem_dir = Path(os.path.abspath(path)).parent
+    if (mem_dir.parent.name, mem_dir.name) != _memory_subdir():
+        return
+    check_memory_folder(mem_dir)
+    check_link_inside(mem_dir, path)
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """One name of a folder, looked up once: whether it is a symbolic link, where a link really
+    leads, and the file the name gives (links followed; None: missing, dangling or a loop)."""
+
+    path: str
+    link: bool
+    real: str | None
+    stat: os.stat_result | None
+
+
+@dataclass(frozen=True, slots=True)
+class FolderNames:
+    """Several names of one folder looked up together (`look_up`), for checks that compare them."""
+
+    folder: str
+    names: dict[str, Named]
+
+    def aliased_pair(self) -> tuple[str, str] | None:
+        """The first two names that are one file: hard links of one inode, or a symbolic link that
+        leads to another of the names (whether that one exists yet or not)."""
+        real_folder: str | None = None
+        seen: dict[tuple[int, int], str] = {}
+        for name, named in self.names.items():
+            if named.link:
+                if real_folder is None:
+                    real_folder = os.path.realpath(self.folder)
+                for other in self.names:
+                    if other != name and named.real == os.path.join(real_folder, other):
+                        return name, other
+            if named.stat is None:
+                continue
+            key = (named.stat.st_dev, named.stat.st_ino)
+            if key in seen:
+                return seen[key], name
+            seen[key] = name
+        return None
+
+
+def look_up(folder: Path | str, names: Iterable[str]) -> FolderNames:
+    """`names` of `folder` as they are now: one lstat each (and a realpath and a stat for a link)."""
+    base = os.path.abspath(folder)
+    found: dict[str, Named] = {}
+    for name in names:
+        path = os.path.join(base, name)
+        try:
+            st: os.stat_result | None = os.lstat(path)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            try:
+                followed: os.stat_result | None = os.stat(path)
+            except OSError:
+                followed = None  # dangling or a loop: no inode to share
+            found[name] = Named(path, True, os.path.realpath(path), followed)
+        else:
+            found[name] = Named(path, False, None, st)
+    return FolderNames(base, found)
+
+
+def aliased_pair(folder: Path | str, names: Iterable[str]) -> tuple[str, str] | None:
+    """The first two of `names` (files of `folder`) that are one file: hard links of one inode, or a
+    symbolic link that leads to another of the names (whether that one exists yet or not).
+
+    Files a store keeps side by side (memory, history, lock) must stay separate: one written in
+    place through a second name would be written as two.
+    """
+    return look_up(folder, names).aliased_pair()
+
+
+_LAYOUT: list[tuple[str, str]] = []
+
+
+def _memory_subdir() -> tuple[str, str]:
+    if not _LAYOUT:
+        # Imported here, not at the top: importing the memory package loads the store, which uses
+        # this module.
+        from my_agent_core.memory.paths import MEMORY_SUBDIR
+
+        _LAYOUT.append(MEMORY_SUBDIR)
+    return _LAYOUT[0]
 
 
 def kind_of(mode: int) -> str:
@@ -144,6 +259,50 @@ def read_regular(
     its first `max_bytes` bytes. `name` is what messages call the file (default: the path).
     """
     label = name or str(path)
+    fd = _open_regular(path, label, None if truncate else max_bytes)
+    if fd is None:
+        return None
+    try:
+        data = _read_at_most(fd, max_bytes + 1, label)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:  # it grew while we read it
+        if not truncate:
+            raise _too_large(label, len(data), max_bytes)
+        data = data[:max_bytes]
+    return data
+
+
+def read_tail(
+    path: Path | str, *, max_bytes: int, name: str | None = None
+) -> tuple[bytes, bool] | None:
+    """The last `max_bytes` bytes of a regular file and whether the start was cut off (None when the
+    file does not exist), with the same refusals as `read_regular`.
+
+    For append-only logs, whose newest lines are the ones that matter: a log grown past any bound
+    is still read, from its end.
+    """
+    label = name or str(path)
+    fd = _open_regular(path, label, None)
+    if fd is None:
+        return None
+    try:
+        try:
+            size = os.fstat(fd).st_size
+            start = max(0, size - max_bytes)
+            if start:
+                os.lseek(fd, start, os.SEEK_SET)
+        except OSError as exc:
+            raise _refusal(label, exc) from None
+        data = _read_at_most(fd, max_bytes, label)
+    finally:
+        os.close(fd)
+    return data, start > 0
+
+
+def _open_regular(path: Path | str, label: str, max_bytes: int | None) -> int | None:
+    """A read-only descriptor of the regular file at `path` (None when missing), checked before it
+    is opened (opening some devices has effects) and again once open (it may have been swapped)."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -155,7 +314,7 @@ def read_regular(
             f"{label} is {kind_of(st.st_mode)}, not a regular file; it is not read (move it away "
             "or replace it with a plain file)."
         )
-    if st.st_size > max_bytes and not truncate:
+    if max_bytes is not None and st.st_size > max_bytes:
         raise _too_large(label, st.st_size, max_bytes)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -165,12 +324,19 @@ def read_regular(
         raise _refusal(label, exc) from None
     try:
         st = os.fstat(fd)  # the file we opened, not the one we looked at: they may differ
-        if not stat.S_ISREG(st.st_mode):
-            raise PathRefused(
-                f"{label} is {kind_of(st.st_mode)}, not a regular file; it is not read."
-            )
-        chunks: list[bytes] = []
-        left = max_bytes + 1
+    except OSError as exc:
+        os.close(fd)
+        raise _refusal(label, exc) from None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise PathRefused(f"{label} is {kind_of(st.st_mode)}, not a regular file; it is not read.")
+    return fd
+
+
+def _read_at_most(fd: int, limit: int, label: str) -> bytes:
+    chunks: list[bytes] = []
+    left = limit
+    try:
         while left > 0:
             chunk = os.read(fd, min(_READ_CHUNK, left))
             if not chunk:
@@ -179,14 +345,7 @@ def read_regular(
             left -= len(chunk)
     except OSError as exc:
         raise _refusal(label, exc) from None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > max_bytes:  # it grew while we read it
-        if not truncate:
-            raise _too_large(label, len(data), max_bytes)
-        data = data[:max_bytes]
-    return data
+    return b"".join(chunks)
 
 
 def _too_large(label: str, size: int, limit: int) -> FileTooLarge:

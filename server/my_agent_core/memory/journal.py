@@ -4,24 +4,72 @@ One JSON object per line in `history.jsonl` beside the memory files. Records are
 store's lock; the file is trimmed to the newest `MAX_RECORDS` so it stays small. A record holds the
 entry-level changes (not whole files) so an undo applies to the file as it is now, never clobbering what
 others wrote since.
+
+An undo must never revert the wrong entry, so the history also proves what it claims: each record
+carries a digest of the file's entries before and after its change, and `History.unexplained` walks
+those digests from a record to the file as it is now. A damaged line (a torn append, a hand edit) and
+a `gap` record (a change saved while the journal could not be written) are kept in view as places
+where a change may be missing. A record is never glued onto a torn line, and a write that fails
+half-way is taken back, so one bad append cannot eat the next record.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import json
 import os
+import re
+import stat
 import time
 import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_RECORDS", "Change", "Journal", "JournalRecord"]
+from my_agent_core.memory.document import serialize
+from my_agent_core.paths import PathRefused, read_tail
+
+__all__ = [
+    "FILE_ACTIONS",
+    "MAX_RECORDS",
+    "Change",
+    "Damage",
+    "History",
+    "Journal",
+    "JournalError",
+    "JournalRecord",
+    "canonical_digest",
+    "entries_digest",
+]
 
 MAX_RECORDS = 200
 _TRIM_AT_BYTES = 512 * 1024  # trim when the file grows past this...
 _KEEP_BYTES = 256 * 1024  # ...down to the newest MAX_RECORDS records within this size
+_READ_BYTES = 4 * 1024 * 1024  # what a reader takes from the end of a journal grown by other hands
+_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
+
+#: Actions that changed a memory file. `skip` (an undo passed over a change it could not revert) and
+#: `gap` (a change saved without its record, or a damaged line dropped by a trim) change no file.
+FILE_ACTIONS = frozenset({"add", "replace", "remove", "batch", "undo"})
+
+
+def entries_digest(entries: Iterable[str]) -> str:
+    """A short fingerprint of a file's entries (its content as the store sees it, not its bytes):
+    a hand edit that only reformats delimiters or line ends keeps it."""
+    return canonical_digest(serialize(list(entries)).encode("utf-8", "surrogatepass"))
+
+
+def canonical_digest(canonical: bytes) -> str:
+    """`entries_digest` from the canonical bytes the store writes (`serialize(entries)` in UTF-8),
+    so a write fingerprints the bytes it already has."""
+    return hashlib.blake2b(canonical, digest_size=12).hexdigest()
+
+
+class JournalError(Exception):
+    """The journal could not be written; the message says why (for "history not recorded: ...")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +83,11 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class JournalRecord:
-    """A journal line: what changed in which file, when, by whom, and what it undoes (if an undo)."""
+    """A journal line: what changed in which file, when, by whom, and what it undoes (if an undo).
+
+    `before_digest` / `after_digest` fingerprint the target's entries around the change (None in
+    records of older versions); `skips` names the change a `skip` passed over; `note` says why for
+    `skip` and `gap` records."""
 
     id: str
     time: float
@@ -44,6 +96,15 @@ class JournalRecord:
     author: str
     changes: tuple[Change, ...] = field(default=())
     undoes: str | None = None
+    skips: str | None = None
+    before_digest: str | None = None
+    after_digest: str | None = None
+    note: str | None = None
+
+    @property
+    def changes_file(self) -> bool:
+        """Whether this record changed a memory file (as opposed to a skip or gap marker)."""
+        return self.action in FILE_ACTIONS
 
     @property
     def before(self) -> str | None:
@@ -69,34 +130,160 @@ class JournalRecord:
                 {"index": c.index, "before": c.before, "after": c.after} for c in self.changes
             ],
             "undoes": self.undoes,
+            "skips": self.skips,
+            "before_digest": self.before_digest,
+            "after_digest": self.after_digest,
+            "note": self.note,
             "before": self.before,
             "after": self.after,
         }
 
+    def to_line(self) -> bytes:
+        """The record as one line of the journal: `to_json` without the display fields (`before`,
+        `after`, which the changes hold) and without empty ones."""
+        data: dict[str, Any] = {
+            "id": self.id,
+            "time": self.time,
+            "action": self.action,
+            "target": self.target,
+            "author": self.author,
+        }
+        if self.changes:
+            data["changes"] = [
+                {"index": c.index, "before": c.before, "after": c.after} for c in self.changes
+            ]
+        for key, value in (
+            ("undoes", self.undoes),
+            ("skips", self.skips),
+            ("before_digest", self.before_digest),
+            ("after_digest", self.after_digest),
+            ("note", self.note),
+        ):
+            if value is not None:
+                data[key] = value
+        # a lone surrogate (never from the store) becomes its JSON escape, never an invalid line
+        return (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
+
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> JournalRecord:
-        changes = tuple(
-            Change(int(c["index"]), c.get("before"), c.get("after"))
-            for c in data.get("changes", [])
-        )
+    def from_json(cls, data: object) -> JournalRecord:
+        """Parse one line's object; anything not shaped like a record raises ValueError."""
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        raw_changes = data.get("changes", [])
+        if not isinstance(raw_changes, list):
+            raise ValueError("changes is not a list")
+        changes = []
+        for c in raw_changes:
+            if not isinstance(c, dict):
+                raise ValueError("a change is not an object")
+            changes.append(
+                Change(_int(c.get("index")), _opt_str(c.get("before")), _opt_str(c.get("after")))
+            )
+        stamp = data.get("time")
+        if isinstance(stamp, bool) or not isinstance(stamp, (int, float)):
+            raise ValueError("time is not a number")
         return cls(
-            id=str(data["id"]),
-            time=float(data["time"]),
-            action=str(data["action"]),
-            target=str(data["target"]),
-            author=str(data.get("author", "unknown")),
-            changes=changes,
-            undoes=data.get("undoes"),
+            id=_id(data.get("id")),
+            time=float(stamp),
+            action=_str(data.get("action")),
+            target=_str(data.get("target")),
+            author=_opt_str(data.get("author")) or "unknown",
+            changes=tuple(changes),
+            undoes=_opt_str(data.get("undoes")),
+            skips=_opt_str(data.get("skips")),
+            before_digest=_opt_str(data.get("before_digest")),
+            after_digest=_opt_str(data.get("after_digest")),
+            note=_opt_str(data.get("note")),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Damage:
+    """A line of the journal that is not a record (torn by a crash or a full disk, or hand-edited):
+    a change may be missing there."""
+
+    line: int  # 1-based, counted in what was read
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """The journal as read: records and damaged lines in file order, and why it could not be read."""
+
+    items: tuple[JournalRecord | Damage, ...] = ()
+    problem: str | None = None
+
+    @property
+    def records(self) -> list[JournalRecord]:
+        return [item for item in self.items if isinstance(item, JournalRecord)]
+
+    def find(self, record_id: str) -> JournalRecord | None:
+        return next((r for r in self.records if r.id == record_id), None)
+
+    def undone_by(self, record_id: str) -> JournalRecord | None:
+        """The undo record that reverted `record_id`, if any."""
+        return next((r for r in self.records if r.undoes == record_id), None)
+
+    def newest_undoable(self) -> JournalRecord | None:
+        """The newest change that is not an undo and was neither undone nor skipped."""
+        records = self.records
+        passed = {r.undoes for r in records if r.undoes} | {r.skips for r in records if r.skips}
+        for record in reversed(records):
+            if (
+                record.action in FILE_ACTIONS
+                and record.action != "undo"
+                and record.id not in passed
+            ):
+                return record
+        return None
+
+    def unexplained(self, record: JournalRecord, current: str, name: str) -> str | None:
+        """Why the history cannot show that `record` is the newest change to its file, given the
+        digest `current` of the file's entries now; None when every later change of that file is
+        recorded, so the file is exactly what the history says (`name` is the file's name).
+
+        Walking forward, each later change must start from where the one before left the file,
+        or from where it started (that change never landed, or was reverted by hand exactly): both
+        states are fully explained by recorded changes."""
+        try:
+            position = self.items.index(record)
+        except ValueError:
+            return "that change is not in the history"
+        if record.after_digest is None or record.before_digest is None:
+            return (
+                "that change was recorded by an older version, without the fingerprint undo checks"
+            )
+        expected, fallback = record.after_digest, record.before_digest
+        for item in self.items[position + 1 :]:
+            if isinstance(item, Damage):
+                return (
+                    f"line {item.line} of the history after it is damaged, so a later change may "
+                    "be missing from the history"
+                )
+            if item.action == "gap":
+                return f"a later change was saved without its history record ({item.note})"
+            if item.target != record.target or not item.changes_file:
+                continue
+            if item.before_digest is None or item.before_digest not in (expected, fallback):
+                return f"{name} was changed outside the history before change {item.id}"
+            expected, fallback = item.after_digest or "", item.before_digest
+        if current not in (expected, fallback):
+            return (
+                f"{name} was changed outside the history since (by hand, by another program, or "
+                "by an edit whose history could not be recorded)"
+            )
+        return None
 
 
 class Journal:
     """Append-only, bounded history file. Callers hold the store's lock while writing."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, max_read_bytes: int = _READ_BYTES) -> None:
         self.path = path
+        self.max_read_bytes = max_read_bytes
         self._fd: int | None = None
         self._fd_pid = 0
+        self._retract_to: int | None = None
+        self._ends_at = -1  # the size our last append left the file at (-1: unknown)
 
     def close(self) -> None:
         """Close the append descriptor kept open between records."""
@@ -110,82 +297,214 @@ class Journal:
         action: str,
         target: str,
         author: str,
-        changes: list[Change],
+        changes: Sequence[Change] = (),
         undoes: str | None = None,
+        *,
+        skips: str | None = None,
+        before_digest: str | None = None,
+        after_digest: str | None = None,
+        note: str | None = None,
     ) -> JournalRecord:
         return JournalRecord(
-            id=uuid.uuid4().hex[:12],
+            id=os.urandom(6).hex(),
             time=time.time(),
             action=action,
             target=target,
             author=author,
             changes=tuple(changes),
             undoes=undoes,
+            skips=skips,
+            before_digest=before_digest,
+            after_digest=after_digest,
+            note=note,
         )
 
-    def append(self, record: JournalRecord) -> None:
-        """Append one record; trim the file when it grows past twice the bound."""
-        line = json.dumps(record.to_json(), ensure_ascii=False) + "\n"
-        fd = self._descriptor()
-        os.write(fd, line.encode("utf-8"))
-        size = os.fstat(fd).st_size
-        if size > _TRIM_AT_BYTES:
-            self._trim()
+    def append(self, *records: JournalRecord) -> None:
+        """Append records as whole lines, or nothing (raises `JournalError`).
 
-    def _descriptor(self) -> int:
-        """An O_APPEND descriptor of the journal, re-opened after a fork or once the file it names was
-        replaced or deleted (its link count drops to zero)."""
+        A file that ends in a torn line gets a newline first, so the torn line stays one damaged
+        line instead of swallowing this record; a write that fails half-way is cut back off."""
+        lines = b"".join(r.to_line() for r in records)
+        name = self.path.name
+        self._retract_to = None
+        try:
+            fd, size = self._descriptor()
+            # Where our own last append ended, the file ends with its newline: no need to look.
+            if size and size != self._ends_at and os.pread(fd, 1, size - 1) != b"\n":
+                lines = b"\n" + lines
+        except OSError as exc:
+            raise JournalError(f"{name} could not be written: {_reason(exc)}") from None
+        written = 0
+        try:
+            while written < len(lines):
+                n = os.write(fd, lines[written:])
+                if n <= 0:
+                    raise OSError(errno.EIO, "short write")
+                written += n
+        except OSError as exc:
+            if written:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)  # we hold the store's lock: nobody appended since
+            raise JournalError(f"{name} could not be written: {_reason(exc)}") from None
+        self._retract_to = size
+        self._ends_at = size + written
+        if size + written > _TRIM_AT_BYTES:
+            with contextlib.suppress(OSError, PathRefused):
+                self._trim()  # a failed trim leaves the (longer) journal as it was
+            self._retract_to = None
+
+    def retract(self) -> None:
+        """Take back the last `append` (the edit it recorded did not reach the disk). Only valid
+        under the same hold of the store's lock as that append."""
+        if self._retract_to is None or self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, self._retract_to)
+        self._retract_to = None
+        self._ends_at = -1
+
+    def _descriptor(self) -> tuple[int, int]:
+        """A read-write O_APPEND descriptor of the journal and the file's size, re-opened after a
+        fork or once the file it names was replaced or deleted. Refused: a link, anything but a
+        regular file, and a file with another name (a hard link), which an in-place append would
+        write too."""
         if self._fd is not None and self._fd_pid == os.getpid():
-            if os.fstat(self._fd).st_nlink > 0:
-                return self._fd
+            st = os.fstat(self._fd)
+            if st.st_nlink == 1:
+                return self._fd, st.st_size
             self.close()
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-        self._fd = os.open(self.path, flags, 0o644)
+            if st.st_nlink > 1:
+                raise OSError(errno.EMLINK, "it has another name (a hard link)")
+        flags = (
+            os.O_RDWR
+            | os.O_APPEND
+            | os.O_CREAT
+            | os.O_NONBLOCK
+            | getattr(os, "O_NOFOLLOW", 0)
+            | getattr(os, "O_CLOEXEC", 0)
+        )
+        try:
+            fd = os.open(self.path, flags, 0o600)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise OSError(errno.ELOOP, "it is a symbolic link") from None
+            raise
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            os.close(fd)
+            what = "it has another name (a hard link)" if st.st_nlink > 1 else "not a regular file"
+            raise OSError(errno.EINVAL, what)
+        self._fd = fd
         self._fd_pid = os.getpid()
-        return self._fd
+        self._ends_at = -1  # a file we did not write last: look at its end
+        return fd, st.st_size
+
+    def history(self) -> History:
+        """The records and damaged lines, oldest first; never raises. A journal that is a symbolic
+        link is not read (a cloned repository must not feed `undo`)."""
+        if self.path.is_symlink():
+            return History(problem=f"{self.path.name} is a symbolic link; it is not read")
+        try:
+            found = read_tail(self.path, max_bytes=self.max_read_bytes, name=self.path.name)
+        except PathRefused as exc:
+            return History(problem=str(exc))
+        if found is None:
+            return History()
+        data, cut = found
+        lines = data.split(b"\n")
+        if cut:
+            lines = lines[1:]  # the first line starts before what was read
+        if lines and lines[-1] == b"":
+            lines.pop()  # the file ends with a newline
+        items: list[JournalRecord | Damage] = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append(JournalRecord.from_json(json.loads(line.decode("utf-8"))))
+            except (ValueError, RecursionError):
+                items.append(Damage(number))
+        return History(tuple(items))
 
     def read(self) -> list[JournalRecord]:
-        """All readable records, oldest first; a torn or garbled line is skipped, not fatal.
+        """All readable records, oldest first; a torn or garbled line is skipped, not fatal."""
+        return self.history().records
 
-        A journal that is a symbolic link is not read: a cloned repository must not feed `undo`."""
-        if self.path.is_symlink():
-            return []
+    def problem(self) -> str | None:
+        """Why records cannot be appended now, from a cheap look at the file (no read); None when
+        it looks writable."""
         try:
-            raw = self.path.read_text(encoding="utf-8", errors="replace")
+            st = os.lstat(self.path)
         except FileNotFoundError:
-            return []
-        records: list[JournalRecord] = []
-        for line in raw.splitlines():
-            try:
-                records.append(JournalRecord.from_json(json.loads(line)))
-            except (ValueError, KeyError, TypeError):
-                continue
-        return records
-
-    def last_undoable(self) -> JournalRecord | None:
-        """The newest change that is neither an undo nor already undone."""
-        records = self.read()
-        undone = {r.undoes for r in records if r.undoes}
-        for record in reversed(records):
-            if record.undoes is None and record.id not in undone:
-                return record
+            return None
+        except OSError as exc:
+            return f"{self.path.name} cannot be checked: {_reason(exc)}"
+        if stat.S_ISLNK(st.st_mode):
+            return f"{self.path.name} is a symbolic link; history is not written through it"
+        if not stat.S_ISREG(st.st_mode):
+            return f"{self.path.name} is not a regular file"
+        if st.st_nlink > 1:
+            return f"{self.path.name} has another name (a hard link); history is not written to it"
+        if not os.access(self.path, os.W_OK):
+            return f"{self.path.name} is not writable"
         return None
 
     def _trim(self) -> None:
-        """Keep the newest records (amortised: runs once per ~256 KiB of appends)."""
-        kept: list[str] = []
+        """Keep the newest records (amortised: runs once per ~256 KiB of appends). A damaged line
+        among them becomes a `gap` record, so what it stood for stays in view."""
+        kept: list[bytes] = []
         size = 0
-        for record in reversed(self.read()[-MAX_RECORDS:]):
-            line = json.dumps(record.to_json(), ensure_ascii=False) + "\n"
-            size += len(line.encode("utf-8"))
-            if size > _KEEP_BYTES and kept:
+        for count, item in enumerate(reversed(self.history().items), start=1):
+            record = item
+            if isinstance(record, Damage):
+                record = self.new_record(
+                    "gap", "", "journal", note="a damaged history line was dropped here"
+                )
+            line = record.to_line()
+            size += len(line)
+            if kept and (size > _KEEP_BYTES or count > MAX_RECORDS):
                 break
             kept.append(line)
         tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.tmp")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         try:
-            tmp.write_text("".join(reversed(kept)), encoding="utf-8")
+            fd = os.open(tmp, flags, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(b"".join(reversed(kept)))
+                handle.flush()
+                os.fsync(handle.fileno())
             os.replace(tmp, self.path)
         finally:
             tmp.unlink(
                 missing_ok=True
             )  # a no-op once renamed; the store's load sweeps a killed one
+        self.close()  # the next append opens the new file
+
+
+def _str(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError("not a string")
+    return value
+
+
+def _id(value: object) -> str:
+    # ids go into messages and command lines: short and plain, or the line is not a record
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise ValueError("not a record id")
+    return value
+
+
+def _opt_str(value: object) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError("not a string")
+
+
+def _int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("not an index")
+    return value
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)

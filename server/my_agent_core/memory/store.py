@@ -4,26 +4,44 @@ Two states live side by side (the design's "parallel states"): `_entries`, the l
 updates at once, and `_snapshot`, frozen by `load_from_disk()` and never touched by writes, so the
 system prompt of a session stays byte-identical and the provider's prompt cache keeps hitting.
 
-Every edit takes an exclusive lock on the memory folder, re-reads the file, applies the edit to what is
-on disk, writes atomically (temp file, fsync, rename, folder fsync), journals it and unlocks: edits from
-two windows, two chat sessions and the CLI serialise and none is lost.
+Every edit takes an exclusive lock on the memory folder (waiting at most `lock_timeout`), re-reads the
+file, applies the edit to what is on disk, writes atomically (temp file, fsync, rename, folder fsync),
+journals it and unlocks: edits from two windows, two chat sessions and the CLI serialise and none is
+lost. Every read goes through the one path check (`my_agent_core.paths`): regular files only, bounded,
+never through a link out of the folder, and never one file under two of the folder's names.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import logging
 import os
-import tempfile
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from my_agent_core.memory.document import budget_used, normalize_entry, parse, serialize
-from my_agent_core.memory.journal import Change, Journal, JournalRecord
+from my_agent_core.memory import lock as folder_lock
+from my_agent_core.memory.document import (
+    SECTION_SIGN,
+    budget_used,
+    normalize_entry,
+    parse,
+    serialize,
+)
+from my_agent_core.memory.journal import (
+    Change,
+    History,
+    Journal,
+    JournalError,
+    JournalRecord,
+    canonical_digest,
+    entries_digest,
+)
 from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME, TARGETS
 from my_agent_core.memory.render import (
     MemorySection,
@@ -35,12 +53,24 @@ from my_agent_core.memory.render import (
     render_memory_section,
 )
 from my_agent_core.memory.safety import describe, scan
+from my_agent_core.paths import (
+    FileTooLarge,
+    PathRefused,
+    check_link_inside,
+    check_memory_folder,
+    look_up,
+    read_regular,
+)
 
 __all__ = [
+    "LOCK_TIMEOUT",
+    "MAX_FILE_BYTES",
     "MEMORY_CHAR_LIMIT",
     "USER_CHAR_LIMIT",
     "MemoryEditError",
+    "MemoryLockTimeout",
     "MemoryStore",
+    "MemoryWriteError",
     "Operation",
     "StoreState",
     "WriteEvent",
@@ -53,17 +83,37 @@ MEMORY_CHAR_LIMIT = 2200
 USER_CHAR_LIMIT = 1375
 BACKUP_DIR = ".backups"
 MAX_BACKUPS = 20
+#: Seconds an edit waits for another process's lock before it gives up (configurable per store).
+LOCK_TIMEOUT = 10.0
+#: Bytes the store reads of one memory file: ~100x the default budget even in 4-byte characters, so a
+#: hand-overfilled file still loads (the snapshot cuts it) and can be repaired with edits, while a
+#: runaway file (a log piped into MEMORY.md) is refused with a message instead of read.
+MAX_FILE_BYTES = 256 * 1024
 
 _TITLES = {"memory": "agent notes", "user": "user profile"}
+_OWN_FILES = (*FILE_NAMES.values(), JOURNAL_NAME, LOCK_NAME)
 
 
 class MemoryEditError(ValueError):
     """A refused edit. The message says why and how to fix the call; nothing changed on disk."""
 
 
+class MemoryLockTimeout(MemoryEditError):
+    """Another process (`holder`, when known) held the folder's lock for the whole wait."""
+
+    def __init__(self, message: str, holder: folder_lock.LockHolder | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class MemoryWriteError(MemoryEditError):
+    """The disk refused the write (full, read-only, an I/O error); the file was left as it was."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoreState:
-    """One store as it is on disk (what panels and `memory/state` show)."""
+    """One store as it is on disk (what panels and `memory/state` show). `journal_error` says why
+    changes are not being recorded in the history (so cannot be undone), or None."""
 
     target: str
     path: Path
@@ -72,6 +122,7 @@ class StoreState:
     entries: list[str]
     available: bool
     error: str | None = None
+    journal_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +153,34 @@ class _NotFound(MemoryEditError):
     """`old_text` matched no entry; `apply` adds the listing of the entries as they are on disk."""
 
 
+@dataclass(frozen=True, slots=True)
+class _OnDisk:
+    """A memory file as an edit read it under the lock."""
+
+    text: str
+    entries: list[str]
+    canonical: bool
+    mode: int | None  # permission bits; None when there was no file
+    digest: str | None  # its entries' digest, when this store wrote it (else computed on demand)
+
+
 class _Unavailable(Exception):
     """A file the store must not read or write (undecodable, or a symlink out of the folder)."""
+
+
+class _CannotRevert(MemoryEditError):
+    """An undo that the change itself rules out (its entries changed since, or it would restore
+    unsafe text), as opposed to one the history cannot vouch for."""
+
+
+@dataclass(slots=True)
+class _Gap:
+    """Changes saved while the journal could not be written, to be marked in it once it can."""
+
+    count: int
+    first: float
+    target: str
+    reason: str
 
 
 class MemoryStore:
@@ -116,6 +193,9 @@ class MemoryStore:
         user_char_limit: int = USER_CHAR_LIMIT,
         author: str = "agent",
         on_write: WriteListener | None = None,
+        *,
+        lock_timeout: float = LOCK_TIMEOUT,
+        max_file_bytes: int = MAX_FILE_BYTES,
     ) -> None:
         self.mem_dir = Path(mem_dir)
         #: Called after every successful write (edits and undos), on the writing thread, once the
@@ -124,6 +204,10 @@ class MemoryStore:
         self.limits: dict[str, int] = {"memory": memory_char_limit, "user": user_char_limit}
         self.files: dict[str, str] = dict(FILE_NAMES)
         self.author = author
+        #: Seconds an edit waits for the folder's lock before it fails with `MemoryLockTimeout`.
+        self.lock_timeout = lock_timeout
+        #: Bytes read at most of one memory file; a larger file is unavailable, with a message.
+        self.max_file_bytes = max_file_bytes
         # (1) live state: changes with every edit.  (2) frozen snapshot: captured by load_from_disk().
         self._entries: dict[str, list[str]] = {t: [] for t in TARGETS}
         self._snapshot: dict[str, str] = {t: "" for t in TARGETS}
@@ -133,10 +217,12 @@ class MemoryStore:
         self._thread_lock = threading.RLock()
         self.journal = Journal(self.mem_dir / JOURNAL_NAME)
         self.last_record: JournalRecord | None = None
-        self.journal_error: str | None = None
+        self._journal_error: str | None = None
+        self._gap: _Gap | None = None
         self._lock_fd: int | None = None
         self._lock_pid = 0
-        self._disk_cache: dict[str, tuple[tuple[int, ...], str, tuple[str, ...]]] = {}
+        # target -> (identity of the file this store last wrote, its text, entries, digest)
+        self._disk_cache: dict[str, tuple[tuple[int, ...], str, tuple[str, ...], str]] = {}
         self._pending_events: list[WriteEvent] = []  # writes made under undo's lock, sent after it
 
     # ------------------------------------------------------------------ reading
@@ -151,6 +237,22 @@ class MemoryStore:
     @property
     def journal_path(self) -> Path:
         return self.journal.path
+
+    @property
+    def journal_error(self) -> str | None:
+        """Why this store's last change was saved without its history record ("history not
+        recorded: ..."), so it cannot be undone; None once a record was written again."""
+        return self._journal_error
+
+    @property
+    def folder_error(self) -> str | None:
+        """Why the memory folder itself is refused (its workspace layout links out of the
+        workspace), checked now; None when it may be used."""
+        try:
+            check_memory_folder(self.mem_dir)
+        except PathRefused as exc:
+            return str(exc)
+        return None
 
     def entries(self, target: str) -> list[str]:
         """The live entries of a target (a copy)."""
@@ -169,35 +271,49 @@ class MemoryStore:
         return self._errors[self._check_target(target)]
 
     def load_from_disk(self) -> None:
-        """Read both files, dedup preserving order, and freeze the snapshot. Never raises for bad files."""
-        with self._thread_lock:
+        """Read both files, dedup preserving order, and freeze the snapshot. Never raises for bad
+        files, and never waits for a lock (writes are atomic renames, so a read needs none)."""
+        folder_error = self.folder_error
+        if folder_error is None:
             self._clean_stale_temp_files()
-            for target in TARGETS:
+        for target in TARGETS:
+            entries: list[str] = []
+            error = folder_error
+            if error is None:
                 try:
                     entries = self._read_entries(target)
-                    self._errors[target] = None
                 except _Unavailable as exc:
-                    entries = []
-                    self._errors[target] = str(exc)
-                except OSError as exc:
-                    entries = []
-                    self._errors[target] = f"{self.files[target]} could not be read: {exc}"
-                self._entries[target] = entries
-                self._snapshot_entries[target] = list(entries)
-                self._snapshot_used[target] = budget_used(entries)
-                self._snapshot[target] = self._render_section(target, entries)
+                    error = str(exc)
+            self._errors[target] = error
+            self._entries[target] = entries
+            self._snapshot_entries[target] = list(entries)
+            self._snapshot_used[target] = budget_used(entries)
+            self._snapshot[target] = self._render_section(target, entries)
 
     def state(self, target: str) -> StoreState:
         """The target as it is on disk now (fresh read, no lock: writes are atomic renames)."""
         target = self._check_target(target)
-        try:
-            entries = self._read_entries(target)
-        except (_Unavailable, OSError) as exc:
+        journal_error = self._journal_error or self.journal.problem()
+        error = self.folder_error
+        entries: list[str] = []
+        if error is None:
+            try:
+                entries = self._read_entries(target)
+            except _Unavailable as exc:
+                error = str(exc)
+        if error is not None:
             return StoreState(
-                target, self.path(target), 0, self.limits[target], [], False, str(exc)
+                target, self.path(target), 0, self.limits[target], [], False, error, journal_error
             )
         return StoreState(
-            target, self.path(target), budget_used(entries), self.limits[target], entries, True
+            target,
+            self.path(target),
+            budget_used(entries),
+            self.limits[target],
+            entries,
+            True,
+            None,
+            journal_error,
         )
 
     # ------------------------------------------------------------------ the frozen snapshot
@@ -280,27 +396,43 @@ class MemoryStore:
 
         return self._edit(target, action, author or self.author, mutate)
 
-    def undo(self, *, author: str = "user") -> JournalRecord:
-        """Revert the newest change not yet undone (any target), as applied to the files now."""
-        with self._locked():
-            record = self.journal.last_undoable()
-            if record is None:
-                raise MemoryEditError("Nothing to undo: the history has no change left to revert.")
+    def undo(self, record_id: str | None = None, *, author: str = "user") -> JournalRecord:
+        """Revert a change and journal the undo; returns the undo record (`undoes` names the change).
+
+        Without `record_id`: the newest change not yet undone or skipped (any target), and only when
+        the history shows it is the newest change to its file (every later change of that file is
+        recorded and no record may be missing since); otherwise nothing is written and the message
+        says why and gives the change's id. When that change itself cannot be reverted (its entries
+        changed since, or it would restore unsafe text), it is marked skipped, so the next undo
+        reaches the change before it. With `record_id`: that change, on top of the file as it is now,
+        provided the entries it produced are still there as it left them.
+        """
+        with self._locked("The memory folder"):
+            history = self.journal.history()
+            record = self._undo_target(history, record_id)
+            name = self.files[record.target]
 
             def mutate(entries: list[str]) -> tuple[list[str], list[Change], list[str]]:
-                inverse: list[Change] = []
-                for change in reversed(record.changes):
-                    if change.before is not None and scan(change.before):
+                if record_id is None:
+                    reason = history.unexplained(record, entries_digest(entries), name)
+                    if reason is not None:
                         raise MemoryEditError(
-                            f"Cannot undo: it would restore an entry that looks unsafe "
-                            f"({describe(scan(change.before))}); restore it by hand if you trust it."
+                            f"Cannot undo {_describe_change(record, name)}: {reason}. Undo reverts "
+                            "a change only when the history shows it is the newest one, so nothing "
+                            f"was written. To revert it anyway, on top of {name} as it is now, undo "
+                            f"it by its id: {record.id}."
                         )
-                    entries = _revert(entries, change, self.files[record.target])
-                    inverse.append(Change(change.index, change.after, change.before))
-                return entries, inverse, [f"Undid {record.action} by {record.author}"]
+                return _revert_record(record, entries, name)
 
-            self._edit(record.target, "undo", author, mutate, undoes=record.id, locked=True)
-            assert self.last_record is not None
+            try:
+                self._edit(record.target, "undo", author, mutate, undoes=record.id, locked=True)
+            except _CannotRevert as exc:
+                if record_id is not None:
+                    raise
+                raise MemoryEditError(
+                    f"{exc} {self._mark_skipped(record, author, str(exc))}"
+                ) from None
+            assert self.last_record is not None and self.last_record.undoes == record.id
             undo_record = self.last_record
         events, self._pending_events = self._pending_events, []
         for event in events:
@@ -308,10 +440,55 @@ class MemoryStore:
         return undo_record
 
     def log(self, limit: int = 50) -> list[JournalRecord]:
-        """The newest journal records, newest last."""
-        return self.journal.read()[-limit:] if limit > 0 else []
+        """The newest journal records, newest last (none when the folder is refused)."""
+        if limit <= 0 or self.folder_error is not None:
+            return []
+        return self.journal.read()[-limit:]
 
     # ------------------------------------------------------------------ internals
+
+    def _undo_target(self, history: History, record_id: str | None) -> JournalRecord:
+        """The change an undo reverts, or a MemoryEditError saying why there is none."""
+        if record_id is None:
+            record = history.newest_undoable()
+            if record is None:
+                why = f" ({history.problem})" if history.problem else ""
+                raise MemoryEditError(
+                    f"Nothing to undo: the history has no change left to revert{why}."
+                )
+        else:
+            shown = repr(record_id if len(record_id) <= 40 else record_id[:39] + "…")
+            found = history.find(record_id)
+            if found is None:
+                raise MemoryEditError(
+                    f"No change {shown} in the history (`my-agent memory log` lists the ids)."
+                )
+            if not found.changes_file or found.action == "undo":
+                raise MemoryEditError(
+                    f"{shown} is a {found.action} record, not a change that can be undone."
+                )
+            undone = history.undone_by(found.id)
+            if undone is not None:
+                raise MemoryEditError(f"Change {shown} was already undone (by {undone.id}).")
+            record = found
+        if record.target not in TARGETS:
+            raise MemoryEditError(
+                f"Change {record.id} names an unknown file {record.target!r}; it cannot be undone."
+            )
+        return record
+
+    def _mark_skipped(self, record: JournalRecord, author: str, reason: str) -> str:
+        """Journal that an undo passed over `record`; says what the next undo will do."""
+        skip = self.journal.new_record(
+            "skip", record.target, author, skips=record.id, note=reason[:500]
+        )
+        failure = self._append_records(skip)
+        if failure is not None:
+            return (
+                f"It could not be marked skipped ({failure}), so the next undo stops here again; "
+                "undo an older change by its id."
+            )
+        return "It is marked skipped: the next undo reaches the change before it."
 
     def _apply_one(
         self, target: str, entries: list[str], op: Operation, changes: list[Change]
@@ -383,8 +560,8 @@ class MemoryStore:
                 f"`{field_name}` is not valid Unicode text (a lone surrogate at position {exc.start}); "
                 "send the text as proper UTF-8."
             ) from None
-        doc = parse(content)
-        if len(doc.entries) != 1 or doc.delimiters:
+        doc = parse(content) if SECTION_SIGN in content else None  # no §, no delimiter line
+        if doc is not None and (len(doc.entries) != 1 or doc.delimiters):
             raise MemoryEditError(
                 f"`{field_name}` contains a line holding only §, the entry delimiter; pass one entry "
                 "per operation (several adds can go in one call with `operations`)."
@@ -408,13 +585,11 @@ class MemoryStore:
         locked: bool = False,
     ) -> str:
         event: WriteEvent | None = None
-        with contextlib.nullcontext() if locked else self._locked():
-            try:
-                path = self._resolved(target)
-            except _Unavailable as exc:
-                self._errors[target] = str(exc)
-                raise MemoryEditError(str(exc)) from None
-            raw, original, canonical, mode = self._read_for_edit(target, path)
+        warning = ""
+        with contextlib.nullcontext() if locked else self._locked(self.files[target]):
+            path, st = self._path_for_edit(target)
+            disk = self._read_for_edit(target, path, st)
+            raw, original, canonical = disk.text, disk.entries, disk.canonical
             before_used = budget_used(original)
             entries, changes, notes = mutate(list(original))
             after_used = budget_used(entries)
@@ -430,27 +605,99 @@ class MemoryStore:
                 )
             if changes:
                 if raw and not canonical:
-                    self._backup(target)
-                text = serialize(entries)
-                record = self.journal.new_record(action, target, author, changes, undoes)
-
-                def journal() -> None:
-                    try:
-                        self.journal.append(record)
-                    except OSError as exc:  # a broken journal must not block the edit itself
-                        self.journal_error = f"history not recorded: {exc}"
-
-                signature = self._atomic_write(path, text, mode, before_sync=journal)
-                self._disk_cache[target] = (signature, text, tuple(entries))
-                self.last_record = record
-                event = WriteEvent(target, raw if mode is not None else None, text, record)
+                    self._backup(target, raw)
+                event, warning = self._write(
+                    target, path, disk, entries, action, author, changes, undoes
+                )
             self._entries[target] = entries
         if event is not None:
             if locked:
                 self._pending_events.append(event)
             else:
                 self._notify(event)
-        return f"{' '.join(notes)} ({after_used}/{limit} chars used)"
+        return f"{' '.join(notes)} ({after_used}/{limit} chars used){warning}"
+
+    def _write(
+        self,
+        target: str,
+        path: Path,
+        disk: _OnDisk,
+        entries: list[str],
+        action: str,
+        author: str,
+        changes: list[Change],
+        undoes: str | None,
+    ) -> tuple[WriteEvent, str]:
+        """Write the new entries and their journal record; returns the event and a warning for the
+        success message when the record could not be written."""
+        name = self.files[target]
+        text = serialize(entries)
+        data = text.encode("utf-8")
+        record = self.journal.new_record(
+            action,
+            target,
+            author,
+            changes,
+            undoes,
+            before_digest=disk.digest or entries_digest(disk.entries),
+            after_digest=canonical_digest(data),
+        )
+        outcome: list[str | None] = []
+
+        def journal() -> None:
+            outcome.append(self._append_records(record, commit=False))
+
+        try:
+            signature = self._atomic_write(path, data, disk.mode, before_sync=journal)
+        except OSError as exc:
+            if outcome and outcome[0] is None:
+                self.journal.retract()  # the record of an edit that did not land
+            raise MemoryWriteError(
+                f"{name} could not be saved ({exc.strerror or exc}); nothing was written."
+            ) from None
+        failure = outcome[0] if outcome else "history not recorded: the journal was not reached"
+        if failure is None:
+            self._gap = None  # marked in the journal together with this record
+            self._journal_error = None
+        else:
+            self._journal_error = failure
+            if self._gap is None:
+                self._gap = _Gap(0, record.time, target, failure)
+            self._gap.count += 1
+        self._disk_cache[target] = (signature, text, tuple(entries), record.after_digest or "")
+        self.last_record = record
+        event = WriteEvent(target, disk.text if disk.mode is not None else None, text, record)
+        warning = "" if failure is None else f" Warning: {failure}; this change cannot be undone."
+        return event, warning
+
+    def _append_records(self, record: JournalRecord, *, commit: bool = True) -> str | None:
+        """Append `record` after the mark of any change saved while the journal was failing; None
+        on success, else "history not recorded: ...". `commit`: forget that mark once written
+        (an edit does that itself, once its file write succeeded)."""
+        records = [record]
+        if self._gap is not None:
+            gap = self._gap
+            records.insert(
+                0,
+                self.journal.new_record(
+                    "gap",
+                    gap.target,
+                    record.author,
+                    note=(
+                        f"{gap.count} change(s) saved without a history record, the first at "
+                        f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(gap.first))}: "
+                        f"{gap.reason}"
+                    ),
+                ),
+            )
+        try:
+            self.journal.append(*records)
+        except JournalError as exc:
+            return f"history not recorded: {exc}"
+        if commit:
+            self._gap = None
+            self._journal_error = None
+        return None
 
     def _notify(self, event: WriteEvent) -> None:
         listener = self.on_write
@@ -462,15 +709,37 @@ class MemoryStore:
             logger.exception("memory write listener failed")
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """Exclusive lock across threads and processes (flock on `.lock` in the memory folder)."""
-        with self._thread_lock:
+    def _locked(self, what: str) -> Iterator[None]:
+        """Exclusive lock across threads and processes (flock on `.lock` in the memory folder),
+        waited for at most `lock_timeout` seconds; `what` names the locked thing in messages."""
+        folder_error = self.folder_error
+        if folder_error is not None:
+            raise MemoryEditError(folder_error)
+        timeout = max(0.0, self.lock_timeout)
+        deadline = time.monotonic() + timeout
+        if not self._thread_lock.acquire(timeout=timeout):
+            raise MemoryLockTimeout(
+                f"{what} is locked by another thread of this process for {timeout:g} s; nothing "
+                "was written. Retry."
+            )
+        try:
             try:
-                fd = self._lock_descriptor()
+                fd = self._lock_descriptor(deadline)
             except _Unavailable as exc:
                 raise MemoryEditError(str(exc)) from None
+            except folder_lock.LockTimeout as exc:
+                holder = exc.holder
+                if holder is None:
+                    who, end = "another process", f"end the process that holds {LOCK_NAME}"
+                else:
+                    who, end = str(holder), "end that process"
+                raise MemoryLockTimeout(
+                    f"{what} is locked by {who} for {exc.waited:.3g} s; nothing was written. "
+                    f"Retry, or {end}.",
+                    holder,
+                ) from None
             except OSError as exc:
-                raise MemoryEditError(
+                raise MemoryWriteError(
                     f"Cannot lock the memory folder ({self.mem_dir / LOCK_NAME}: {exc.strerror}); "
                     "nothing was written."
                 ) from None
@@ -478,8 +747,10 @@ class MemoryStore:
                 yield
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            self._thread_lock.release()
 
-    def _lock_descriptor(self) -> int:
+    def _lock_descriptor(self, deadline: float) -> int:
         """Lock `.lock` and return its descriptor, kept open between edits (re-opened after a fork or
         when the file was deleted or replaced, so every process always locks the same inode)."""
         lock_path = self.mem_dir / LOCK_NAME
@@ -489,9 +760,17 @@ class MemoryStore:
                 # the inode we hold (st_nlink 0 below), which brings us back here.
                 self._refuse_outside_link(lock_path)
                 self.mem_dir.mkdir(parents=True, exist_ok=True)
-                self._lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+                flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+                fd = os.open(lock_path, flags, 0o600)
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.close(fd)
+                    raise _Unavailable(
+                        f"{LOCK_NAME} in {self.mem_dir} is not a regular file; move it away and "
+                        "retry (the store recreates it)."
+                    )
+                self._lock_fd = fd
                 self._lock_pid = os.getpid()
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            folder_lock.acquire(self._lock_fd, deadline - time.monotonic())
             if os.fstat(self._lock_fd).st_nlink > 0:  # still the file the others open by that name
                 return self._lock_fd
             os.close(self._lock_fd)  # deleted or replaced under us: lock the new one
@@ -509,41 +788,49 @@ class MemoryStore:
         with contextlib.suppress(Exception):
             self.close()
 
-    def _read_for_edit(self, target: str, path: Path) -> tuple[str, list[str], bool, int | None]:
-        """The file's text, its deduplicated entries, whether it is canonical and its permission bits
-        (None when missing), read under the lock.
-
-        A file whose identity (inode, size, times) is the one this store last wrote is not read again.
-        """
+    def _path_for_edit(self, target: str) -> tuple[Path, os.stat_result | None]:
+        """The file an edit of `target` writes and its stat (None: missing), refused
+        (MemoryEditError) when it is a link out of the folder or when any two of the folder's own
+        files are one."""
         try:
-            try:
-                st = os.stat(path)
-            except FileNotFoundError:
-                st = None
+            return self._own_file(target, every_pair=True)
+        except _Unavailable as exc:
+            self._errors[target] = str(exc)
+            raise MemoryEditError(str(exc)) from None
+
+    def _read_for_edit(self, target: str, path: Path, st: os.stat_result | None) -> _OnDisk:
+        """The file as it is now (`st`: its stat, just taken), read under the lock: text,
+        deduplicated entries, whether it is canonical, its permission bits. A file whose identity
+        (inode, size, times) is the one this store last wrote is not read again."""
+        try:
             mode = st.st_mode & 0o7777 if st is not None else None
             cached = self._disk_cache.get(target)
             if cached is not None and st is not None and cached[0] == _signature(st):
-                return cached[1], list(cached[2]), True, mode
+                return _OnDisk(cached[1], list(cached[2]), True, mode, cached[3])
             raw = self._read_text(path, self.files[target])
         except _Unavailable as exc:
             self._errors[target] = str(exc)
             raise MemoryEditError(str(exc)) from None
         doc = parse(raw)
-        return raw, doc.stored_texts, doc.is_canonical(), mode
+        return _OnDisk(raw, doc.stored_texts, doc.is_canonical(), mode, None)
 
     def _read_entries(self, target: str) -> list[str]:
-        return parse(self._read_text(self._resolved(target), self.files[target])).stored_texts
+        path, _st = self._own_file(target, every_pair=False)
+        return parse(self._read_text(path, self.files[target])).stored_texts
 
     def _read_text(self, path: Path, name: str) -> str:
         """The decoded text of a memory file ("" when missing); `name` is what messages call it."""
         try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return ""
-        except IsADirectoryError:
+            data = read_regular(path, max_bytes=self.max_file_bytes, name=name)
+        except FileTooLarge as exc:
             raise _Unavailable(
-                f"{name} is a folder, not a file; the store will not touch it."
+                f"{exc} The budget is a few thousand characters: trim the file in an editor "
+                "(`my-agent lint` shows what is over budget); the store will not touch it until then."
             ) from None
+        except PathRefused as exc:
+            raise _Unavailable(f"{exc} The store will not touch it.") from None
+        if data is None:
+            return ""
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -553,46 +840,81 @@ class MemoryStore:
             ) from None
         return text  # a BOM stays: the parser skips it and marks the file non-canonical
 
-    def _resolved(self, target: str) -> Path:
-        path = self.mem_dir / self.files[target]
-        self._refuse_outside_link(path)
-        return path.resolve() if path.is_symlink() else path
+    def _own_file(self, target: str, *, every_pair: bool) -> tuple[Path, os.stat_result | None]:
+        """Where a target's file really is and its stat (None: missing), from one look at the
+        folder's own files. Refused (`_Unavailable`): a link out of the folder, and two own files
+        that are one (a hard link, or a symbolic link from one name to another), since a write of
+        one would be a write of the other; with `every_pair` any two, else only a pair that
+        involves this file."""
+        name = self.files[target]
+        names = look_up(self.mem_dir, _OWN_FILES)
+        named = names.names[name]
+        path = self.mem_dir / name
+        if named.link:
+            self._refuse_outside_link(path)
+            path = Path(named.real or path)
+        pair = names.aliased_pair()
+        if pair is not None and (every_pair or name in pair):
+            raise _Unavailable(
+                f"{pair[0]} and {pair[1]} in {self.mem_dir} are one file (joined by a hard link or "
+                "a symbolic link); the store will not write one file as two. Make each a separate "
+                "plain file, then retry."
+            )
+        return path, named.stat
 
     def _refuse_outside_link(self, path: Path) -> None:
-        if not path.is_symlink():
-            return
-        real = path.resolve()
-        folder = self.mem_dir.resolve()
-        if not real.is_relative_to(folder) or real == folder:
-            raise _Unavailable(
-                f"{path.name} is a symbolic link to {real}, outside the memory folder; the store refuses "
-                "to read or write through it (a cloned repository could aim it at your files)."
-            )
+        try:
+            check_link_inside(self.mem_dir, path)
+        except PathRefused as exc:
+            raise _Unavailable(str(exc)) from None
 
-    def _backup(self, target: str) -> None:
-        """Keep the previous bytes of a non-canonical (hand-edited) file recoverable before rewriting."""
+    def _backup(self, target: str, raw: str) -> None:
+        """Keep the previous bytes of a non-canonical (hand-edited) file recoverable before rewriting.
+
+        The copy is complete and on disk before the rewrite, or the rewrite is refused: a failed
+        copy (a full disk) leaves nothing behind, so it never pushes a real backup out."""
+        name = self.files[target]
         backups = self.mem_dir / BACKUP_DIR
         if backups.is_symlink() or (backups.exists() and not backups.is_dir()):
             raise MemoryEditError(
                 f"{self.files[target]} was edited by hand and must be backed up before the store rewrites "
                 f"it, but {backups} is not a plain folder (a link or a file); move it away and retry."
             )
-        backups.mkdir(exist_ok=True)
         now = time.time_ns()
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now / 1e9))
-        name = f"{self.files[target]}.{stamp}.{now % 1_000_000_000:09d}.{os.getpid()}.bak"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(backups / name, flags, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(self._resolved(target).read_bytes())
-        olds = sorted(p for p in backups.glob(f"{self.files[target]}.*.bak") if not p.is_symlink())
-        for old in olds[:-MAX_BACKUPS]:
-            old.unlink(missing_ok=True)
+        final = backups / f"{name}.{stamp}.{now % 1_000_000_000:09d}.{os.getpid()}.bak"
+        tmp = backups / f".{final.name}.tmp"
+        try:
+            backups.mkdir(mode=0o700, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(tmp, flags, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(raw.encode("utf-8"))  # the exact bytes: valid UTF-8 round-trips
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, final)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise MemoryWriteError(
+                f"{name} was edited by hand and is backed up before the store rewrites it, but the "
+                f"backup could not be written ({exc.strerror or exc}); nothing was written."
+            ) from None
+        kept = 0
+        for old in sorted(backups.glob(f"{name}.*.bak"), reverse=True):
+            with contextlib.suppress(OSError):
+                st = old.lstat()
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                if st.st_size and kept < MAX_BACKUPS:
+                    kept += 1
+                    continue
+                old.unlink()  # past the newest MAX_BACKUPS, or an empty leftover of a failed copy
 
     def _atomic_write(
         self,
         path: Path,
-        text: str,
+        data: bytes,
         mode: int | None,
         before_sync: Callable[[], None] | None = None,
     ) -> tuple[int, ...]:
@@ -602,22 +924,37 @@ class MemoryStore:
         `before_sync` runs just before the fsync (the journal append: one disk flush then carries both,
         and a crash can at worst leave a journal record of an edit that did not land, which undo
         reports as already gone). Returns the new file's identity signature (for the re-read cache)."""
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        folder = os.path.dirname(path) or "."
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        while True:
+            tmp = os.path.join(folder, f".{path.name}.{os.urandom(6).hex()}.tmp")
+            try:
+                fd = os.open(tmp, flags, 0o666 if mode is None else mode)  # umask applies
+                break
+            except FileExistsError:
+                continue
         try:
-            os.fchmod(fd, mode if mode is not None else 0o666 & ~_current_umask())
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text.encode("utf-8"))
-                handle.flush()
+            try:
+                if mode is not None:
+                    os.fchmod(fd, mode)  # the old file's bits exactly, whatever the umask
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    if written <= 0:
+                        raise OSError(errno.EIO, "the write made no progress")
+                    view = view[written:]
                 if before_sync is not None:
                     before_sync()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-            signature = _signature(os.stat(path))
+                os.fsync(fd)
+                os.replace(tmp, path)
+                signature = _signature(os.fstat(fd))  # after the rename, which sets its ctime
+            finally:
+                os.close(fd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        dir_fd = os.open(path.parent, os.O_RDONLY)
+        dir_fd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
@@ -632,20 +969,25 @@ class MemoryStore:
         if lock_path.is_symlink() or not lock_path.is_file():
             return
         try:
-            fd = os.open(lock_path, os.O_RDWR)
+            fd = os.open(lock_path, os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except OSError:
             return
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            except OSError:
                 return
-            for name in (
-                *self.files.values(),
-                JOURNAL_NAME,
-            ):  # the journal trims via a temp file too
-                for stale in self.mem_dir.glob(f".{name}.*.tmp"):
-                    stale.unlink(missing_ok=True)
+            stale = [
+                p
+                for name in (*self.files.values(), JOURNAL_NAME)  # the journal trims via a temp
+                for p in self.mem_dir.glob(f".{name}.*.tmp")
+            ]
+            backups = self.mem_dir / BACKUP_DIR
+            if backups.is_dir() and not backups.is_symlink():  # never sweep through a link
+                stale += backups.glob(".*.bak.tmp")
+            for path in stale:
+                with contextlib.suppress(OSError):
+                    path.unlink()
         finally:
             os.close(fd)
 
@@ -673,34 +1015,56 @@ def _validate(op: Operation) -> None:
         raise MemoryEditError(f"Unknown action {op.action!r}: use 'add', 'replace' or 'remove'.")
 
 
-def _revert(entries: list[str], change: Change, name: str) -> list[str]:
+def _revert_record(
+    record: JournalRecord, entries: list[str], name: str
+) -> tuple[list[str], list[Change], list[str]]:
+    """`entries` with `record`'s changes taken back, the inverse changes, and the note; raises
+    `_CannotRevert` when an entry it produced is gone or the text it would restore looks unsafe."""
+    inverse: list[Change] = []
+    for change in reversed(record.changes):
+        if change.before is not None and scan(change.before):
+            raise _CannotRevert(
+                f"Cannot undo {_describe_change(record, name)}: it would restore an entry that looks "
+                f"unsafe ({describe(scan(change.before))}); restore it by hand if you trust it."
+            )
+        undone = _revert(entries, change, name, record)
+        if undone is not None:
+            inverse.append(undone)
+    if not inverse:
+        raise _CannotRevert(
+            f"Cannot undo {_describe_change(record, name)}: {name} already reads as it did before it."
+        )
+    return entries, inverse, [f"Undid {record.action} by {record.author}"]
+
+
+def _revert(entries: list[str], change: Change, name: str, record: JournalRecord) -> Change | None:
+    """Take back one change in place; the inverse change, or None when there was nothing to do."""
     if change.after is not None:
         if change.after not in entries:
-            raise MemoryEditError(
-                f'Cannot undo: the entry "{_preview(change.after)}" is no longer in {name} (changed since).'
+            raise _CannotRevert(
+                f"Cannot undo {_describe_change(record, name)}: the entry "
+                f'"{_preview(change.after)}" is no longer in {name} as that change left it.'
             )
         index = entries.index(change.after)
         if change.before is None:
             del entries[index]
         else:
             entries[index] = change.before
-        return entries
+        return Change(index, change.after, change.before)
     if change.before is not None and change.before not in entries:
-        entries.insert(min(change.index, len(entries)), change.before)
-    return entries
+        index = min(change.index, len(entries))
+        entries.insert(index, change.before)
+        return Change(index, None, change.before)
+    return None
 
 
-def _current_umask() -> int:
-    """The process umask without changing it (os.umask can only read it by setting it, which would
-    race with threads creating files); Linux exposes it in /proc/self/status."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0o022
+def _describe_change(record: JournalRecord, name: str) -> str:
+    """`change 3f2a… (add "…" in MEMORY.md by agent, 2026-12-01 10:42)`; text the scanner blocks is
+    not quoted."""
+    text = record.after if record.after is not None else record.before
+    quoted = f' "{_preview(text)}"' if text and not scan(text) else ""
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.time))
+    return f"change {record.id} ({record.action}{quoted} in {name} by {record.author}, {stamp})"
 
 
 def _signature(st: os.stat_result) -> tuple[int, ...]:
