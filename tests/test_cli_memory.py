@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.support.real_conditions import as_other_user, fill_disk, tiny_disk
 
 from my_agent_core.memory import ENTRY_DELIMITER, MemoryStore, make_memory_tool
+from tests.support.real_conditions import as_other_user, fill_disk, tiny_disk
 
 VENV_BIN = Path(sys.executable).parent
 

@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.support.real_conditions import PAGE, fill_disk, tiny_disk
 
 from my_agent_core.memory import ENTRY_DELIMITER, MemoryEditError, MemoryStore
 from my_agent_core.memory.document import parse
@@ -31,6 +30,7 @@ from my_agent_core.memory.journal import (
     JournalRecord,
     entries_digest,
 )
+from tests.support.real_conditions import PAGE, fill_disk, tiny_disk
 
 
 def disk_entries(mem_dir: Path, name: str = "MEMORY.md") -> list[str]:

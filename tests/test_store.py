@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.support.real_conditions import fill_disk, io_error_file, tiny_disk
 
 from my_agent_core.memory import (
     ENTRY_DELIMITER,
@@ -28,6 +27,7 @@ from my_agent_core.memory import (
     make_memory_tool,
 )
 from my_agent_core.memory.store import MemoryWriteError, WriteEvent
+from tests.support.real_conditions import fill_disk, io_error_file, tiny_disk
 
 # ------------------------------------------------------------------------------------------ helpers
 

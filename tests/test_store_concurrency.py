@@ -14,11 +14,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests.support.real_conditions import held_lock
 
 from my_agent_core.memory import ENTRY_DELIMITER, MemoryEditError, MemoryStore
 from my_agent_core.memory.document import parse
 from my_agent_core.memory.store import MemoryLockTimeout
+from tests.support.real_conditions import held_lock
 
 WRITER = Path(__file__).parent / "support" / "memory_writer.py"
 _spec = importlib.util.spec_from_file_location("memory_writer", WRITER)
