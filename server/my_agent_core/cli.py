@@ -89,6 +89,9 @@ def _build_parser() -> argparse.ArgumentParser:
         _limit_options(cmd)
         cmd.set_defaults(handler=_cmd_memory, action=name)
     memory.set_defaults(handler=lambda _args: (memory.print_help(), 2)[1])
+    from my_agent_core.memory.providers.recall_cli import add_recall_command
+
+    add_recall_command(sub)
     return parser
 
 

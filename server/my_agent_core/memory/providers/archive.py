@@ -26,8 +26,8 @@ from my_agent_core.memory.providers.indexed import (
     Candidate,
     IndexedArchiveProvider,
     NewItem,
-    memory_source,
-    turn_text,
+    item_from_row,
+    parse_item_id,
 )
 from my_agent_core.memory.providers.items import ItemKind, RecallItem
 from my_agent_core.paths import PathRefused, kind_of
@@ -268,7 +268,7 @@ class SqliteArchive:
                 "ORDER BY f.rank LIMIT ?",
                 (match, exclude_session, exclude_session, limit),
             ).fetchall()
-        return [Candidate(_item(row[:8]), str(row[8])) for row in rows]
+        return [Candidate(item_from_row(row[:8]), str(row[8])) for row in rows]
 
     def containing(self, needle: str, limit: int) -> list[RecallItem]:
         with self._conn() as db:
@@ -277,15 +277,15 @@ class SqliteArchive:
                 "OR instr(lower(coalesce(text_b, '')), lower(?)) > 0 ORDER BY created DESC LIMIT ?",
                 (needle, needle, limit),
             ).fetchall()
-        return [_item(row) for row in rows]
+        return [item_from_row(row) for row in rows]
 
     def get(self, item_id: str) -> RecallItem | None:
-        rowid = _rowid(item_id)
+        rowid = parse_item_id(item_id)
         if rowid is None:
             return None
         with self._conn() as db:
             row = db.execute(f"SELECT {_COLUMNS} FROM items WHERE id = ?", (rowid,)).fetchone()
-        return _item(row) if row else None
+        return item_from_row(row) if row else None
 
     def list_items(self, limit: int, offset: int, kind: ItemKind | None) -> list[RecallItem]:
         with self._conn() as db:
@@ -294,10 +294,10 @@ class SqliteArchive:
                 "ORDER BY created DESC, id DESC LIMIT ? OFFSET ?",
                 (kind, kind, limit, offset),
             ).fetchall()
-        return [_item(row) for row in rows]
+        return [item_from_row(row) for row in rows]
 
     def delete(self, item_id: str) -> bool:
-        rowid = _rowid(item_id)
+        rowid = parse_item_id(item_id)
         if rowid is None:
             return False
         with self._conn() as db, _transaction(db):
@@ -348,30 +348,6 @@ def open_archive(folder: Path | str, *, report: Report | None = None) -> Archive
 # -------------------------------------------------------------------- helpers
 
 _COLUMNS = "id, kind, created, session, text_a, text_b, target, action"
-
-
-def _item(row: Sequence[object]) -> RecallItem:
-    item_id, kind, created, session, a, b, target, action = row
-    if kind == "turn":
-        text, source = turn_text(str(a), None if b is None else str(b)), "turn"
-    else:
-        text = str(a)
-        source = memory_source(
-            None if target is None else str(target), None if action is None else str(action)
-        )
-    return RecallItem(
-        id=str(item_id),
-        kind="turn" if kind == "turn" else "memory" if kind == "memory" else "note",
-        text=text,
-        created=float(created) if isinstance(created, int | float) else 0.0,
-        source=source,
-        session=None if session is None else str(session),
-    )
-
-
-def _rowid(item_id: str) -> int | None:
-    text = str(item_id).strip()
-    return int(text) if text.isdigit() and len(text) < 19 else None
 
 
 def _statements(script: str) -> list[str]:

@@ -29,6 +29,10 @@ __all__ = [
     "Candidate",
     "IndexedArchiveProvider",
     "NewItem",
+    "item_from_row",
+    "memory_source",
+    "parse_item_id",
+    "turn_text",
 ]
 
 logger = logging.getLogger(__name__)
@@ -271,4 +275,30 @@ def _with_score(item: RecallItem, score: float) -> RecallItem:
         score=score,
         source=item.source,
         session=item.session,
+    )
+
+
+def parse_item_id(item_id: str) -> int | None:
+    """A stored item's numeric id, or None for anything else (never an SQL error)."""
+    text = str(item_id).strip()
+    return int(text) if text.isdigit() and len(text) < 19 else None
+
+
+def item_from_row(row: Sequence[object]) -> RecallItem:
+    """A RecallItem from (id, kind, created, session, text_a, text_b, target, action)."""
+    item_id, kind, created, session, a, b, target, action = row
+    if kind == "turn":
+        text, source = turn_text(str(a), None if b is None else str(b)), "turn"
+    else:
+        text = str(a)
+        source = memory_source(
+            None if target is None else str(target), None if action is None else str(action)
+        )
+    return RecallItem(
+        id=str(item_id),
+        kind="turn" if kind == "turn" else "memory" if kind == "memory" else "note",
+        text=text,
+        created=float(created) if isinstance(created, int | float) else 0.0,
+        source=source,
+        session=None if session is None else str(session),
     )
