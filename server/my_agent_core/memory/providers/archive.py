@@ -193,9 +193,10 @@ class SqliteArchive:
                     raise ArchiveBusy(
                         f"The archive {self.path} is locked by another process."
                     ) from None
-                if _is_corruption(exc):
-                    self._recover(str(exc))
-                raise
+                if not _is_corruption(exc):
+                    raise
+                self._recover(str(exc))
+                raise ArchiveError(f"The archive {self.path} is damaged: {exc}.") from None
             except sqlite3.DatabaseError as exc:
                 self._recover(str(exc))
                 raise ArchiveError(f"The archive {self.path} is damaged: {exc}.") from None
