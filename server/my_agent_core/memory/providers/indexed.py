@@ -172,6 +172,8 @@ class IndexedArchiveProvider(MemoryProvider):
             self._flush()
 
     def _flush(self) -> None:
+        """Write what waits, oldest first. Only a busy archive keeps items waiting; any other
+        failure drops the item it hit and raises (the manager reports it)."""
         while self._pending:
             try:
                 self.backend.add(self._pending[0])
@@ -182,6 +184,9 @@ class IndexedArchiveProvider(MemoryProvider):
                     len(self._pending),
                 )
                 return
+            except BaseException:
+                self._pending.popleft()
+                raise
             self._pending.popleft()
 
     @property
@@ -256,7 +261,10 @@ class IndexedArchiveProvider(MemoryProvider):
 
     def shutdown(self) -> None:
         with self._pending_lock:
-            self._flush()
+            try:
+                self._flush()
+            except ArchiveError as exc:
+                logger.error("%s archive: %s", self.name, exc)
             if self._pending:
                 logger.error(
                     "%s archive stayed locked; %d item(s) were not archived",
