@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
-__all__ = ["Tool", "ToolResult", "tool"]
+__all__ = ["Tool", "ToolResult", "clean_text", "tool"]
 
 Handler = Callable[[dict[str, Any]], Any]
 
@@ -27,6 +27,17 @@ _JSON_TYPES: dict[type, str] = {
     list: "array",
     dict: "object",
 }
+
+
+def clean_text(text: str) -> str:
+    """`text` as valid Unicode: a surrogate pair split over two stream chunks is joined, a lone half
+    becomes U+FFFD. Model text may carry lone surrogates (`"\\udfff"` in its JSON), and one of them
+    in a request's history makes every later request of the session fail to encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 @dataclass(frozen=True)
@@ -75,14 +86,13 @@ class Tool:
             parsed = _parse_arguments(args)
             problem = _check_arguments(self.parameters, parsed)
             if problem:
-                return ToolResult(ok=False, error=f"{problem} {self._usage_hint()}")
+                return _failed(f"{problem} {self._usage_hint()}")
             output = self._handler(parsed)
         except _ArgumentError as exc:
-            return ToolResult(ok=False, error=f"{exc} {self._usage_hint()}")
+            return _failed(f"{exc} {self._usage_hint()}")
         except Exception as exc:  # the never-throw guarantee: report, do not raise
-            message = str(exc) or type(exc).__name__
-            return ToolResult(ok=False, error=message)
-        return ToolResult(ok=True, content=_to_text(output))
+            return _failed(str(exc) or type(exc).__name__)
+        return ToolResult(ok=True, content=clean_text(_to_text(output)))
 
     def _usage_hint(self) -> str:
         props = self.parameters.get("properties", {})
@@ -95,6 +105,11 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r})"
+
+
+def _failed(error: str) -> ToolResult:
+    """A failed call; its message may quote model input, so it is made valid text too."""
+    return ToolResult(ok=False, error=clean_text(error))
 
 
 class _ArgumentError(ValueError):

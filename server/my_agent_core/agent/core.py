@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..tools import Tool, ToolResult, tool
+from ..tools import Tool, ToolResult, clean_text, tool
 from .errors import AgentCancelled, AgentConfigError, AgentError, endpoint_error
 from .prompt import build_system_prompt
 from .stream import StepResult, StreamCancelled, StreamingRequest, StreamWorker, ToolCallSlot
@@ -232,7 +232,7 @@ class Agent:
         checkpoint = len(self._messages)
         self._keep = checkpoint
         try:
-            self._messages.append({"role": "user", "content": message})
+            self._messages.append({"role": "user", "content": clean_text(message)})
             reply = self._loop(turn)
         except BaseException as exc:
             del self._messages[self._keep :]
@@ -421,7 +421,9 @@ def _assistant_message(result: StepResult) -> dict[str, Any]:
 
 
 def _tool_message(call_id: str, text: str) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
+    """A tool result for the history: valid text whatever the tool returned (model text is clean
+    when the stream assembles it, user text when `run` appends it)."""
+    return {"role": "tool", "tool_call_id": call_id, "content": clean_text(text)}
 
 
 def _memory_target(call: ToolCallSlot) -> dict[str, Any]:

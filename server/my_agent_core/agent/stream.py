@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..tools import clean_text
 from .usage import usage_figures
 
 __all__ = ["StepResult", "StreamAssembler", "StreamCancelled", "StreamingRequest"]
@@ -45,10 +46,15 @@ class StepResult:
 
 
 class StreamAssembler:
-    """Feeds `ChatCompletionChunk`s; returns each text delta so it can be streamed on."""
+    """Feeds `ChatCompletionChunk`s; returns each text delta so it can be streamed on.
+
+    Model text may carry lone surrogates (half an emoji at a chunk boundary): what it returns is
+    valid text. A high surrogate at the end of a delta waits for the next one, which may complete
+    the pair, so the streamed deltas add up to exactly the step's final (clean) text."""
 
     def __init__(self) -> None:
         self._text: list[str] = []
+        self._held = ""
         self._slots: dict[int, ToolCallSlot] = {}
         self._order: list[int] = []
         self.usage: tuple[int, int, int] | None = None
@@ -70,9 +76,17 @@ class StreamAssembler:
         for call in getattr(delta, "tool_calls", None) or []:
             self._feed_call(call)
         text = getattr(delta, "content", None) or ""
-        if text:
-            self._text.append(text)
-        return text
+        if not text:
+            return ""
+        self._text.append(text)
+        text = self._held + text
+        self._held = text[-1] if "\ud800" <= text[-1] <= "\udbff" else ""
+        return clean_text(text[: len(text) - len(self._held)])
+
+    def flush(self) -> str:
+        """The delta held back at the end of the stream (a lone high surrogate, as U+FFFD)."""
+        held, self._held = self._held, ""
+        return clean_text(held)
 
     def _feed_call(self, call: Any) -> None:
         index = getattr(call, "index", None)
@@ -97,8 +111,13 @@ class StreamAssembler:
                 slot.parts.append(arguments)
 
     def result(self) -> StepResult:
+        """The step, with every text the model produced made valid (it goes into the history)."""
         calls = [self._slots[i] for i in self._order]
-        return StepResult("".join(self._text), calls, self.usage, self.finish_reason)
+        for call in calls:
+            call.id, call.name = clean_text(call.id), clean_text(call.name)
+            call.parts = [clean_text(call.arguments)]
+        text = clean_text("".join(self._text))
+        return StepResult(text, calls, self.usage, self.finish_reason)
 
 
 class StreamCancelled(Exception):
@@ -171,6 +190,9 @@ class StreamingRequest:
                 text = assembler.feed(chunk)
                 if text and not self._stop.is_set():
                     self._on_text(text)
+            tail = assembler.flush()
+            if tail and not self._stop.is_set():
+                self._on_text(tail)
             outcome = ("ok", assembler.result())
         except BaseException as exc:
             outcome = ("error", exc)

@@ -1,18 +1,22 @@
 """make_memory_tool: the single `memory` tool the model uses, bound to one store by a closure.
 
 A factory rather than a module-level tool so two agents in one process (or two chat sessions) each get a
-tool bound to their own store. Argument slips a model commonly makes are tolerated (`content` in place of
-`new_content` for replace); everything else fails with a message that says how to fix the call.
+tool bound to their own store. Argument slips a model commonly makes are tolerated (`new_text` or
+`content` in place of `new_content` for replace); everything else fails with a message that says how to
+fix the call, and quotes what the model sent only cut to a bounded length.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from my_agent_core.memory.render import quote
 from my_agent_core.memory.store import MemoryEditError, MemoryStore, Operation
 from my_agent_core.tools import Tool
 
 __all__ = ["MEMORY_TOOL_DESCRIPTION", "make_memory_tool"]
+
+_TEXT_FIELDS = ("content", "old_text", "new_content", "new_text")
 
 MEMORY_TOOL_DESCRIPTION = """\
 Save durable knowledge to your long-term memory, which is shown to you at the start of every future \
@@ -40,11 +44,11 @@ SKIP (never save):
 ACTIONS:
 - add: `content` = the new entry.
 - replace: `old_text` = a short piece of text that appears in exactly ONE entry; `new_content` = the \
-whole new text of that entry (the entire entry is replaced).
+whole new text of that entry (the entire entry is replaced; `new_text` is accepted as a synonym).
 - remove: `old_text` = a short piece of text that appears in exactly one entry.
 - operations: several edits applied all-or-nothing in one call, with the budget checked on the final \
 state (use it to consolidate a full memory: e.g. replace three related entries by one). Each item is \
-{action, content?, old_text?, new_content?}.
+{action, content?, old_text?, new_content?}. A batch never empties a file.
 When memory is full, the error lists every entry: merge or remove entries, then retry once. If the \
 memory tool keeps failing, stop retrying and carry on with your reply."""
 
@@ -66,7 +70,10 @@ _PARAMETERS: dict[str, Any] = {
             "type": "string",
             "description": "For replace/remove: a short text that appears in exactly one entry.",
         },
-        "new_content": {"type": "string", "description": "For replace: the whole new entry."},
+        "new_content": {
+            "type": "string",
+            "description": "For replace: the whole new entry (`new_text` is accepted too).",
+        },
         "operations": {
             "type": "array",
             "description": "Several edits applied all-or-nothing (budget checked on the result).",
@@ -100,9 +107,7 @@ def make_memory_tool(store: MemoryStore, *, author: str | None = None) -> Tool:
 def _operations(args: dict[str, Any]) -> list[Operation]:
     """The edits a call asks for: the top-level one, then any `operations` items."""
     extra = args.get("operations")
-    top_has_fields = any(
-        args.get(key) is not None for key in ("content", "old_text", "new_content")
-    )
+    top_has_fields = any(args.get(key) is not None for key in _TEXT_FIELDS)
     ops: list[Operation] = []
     if extra is None or top_has_fields:
         ops.append(_operation(args, "the call"))
@@ -119,15 +124,11 @@ def _operations(args: dict[str, Any]) -> list[Operation]:
 
 def _operation(args: dict[str, Any], where: str) -> Operation:
     action = args.get("action")
-    for key in ("content", "old_text", "new_content"):
+    for key in _TEXT_FIELDS:
         value = args.get(key)
         if value is not None and not isinstance(value, str):
             raise MemoryEditError(f"`{key}` in {where} must be a string.")
-    content, old_text, new_content = (
-        args.get("content"),
-        args.get("old_text"),
-        args.get("new_content"),
-    )
+    content, old_text = args.get("content"), args.get("old_text")
     if action == "add":
         if not content or not content.strip():
             raise MemoryEditError(
@@ -142,12 +143,17 @@ def _operation(args: dict[str, Any], where: str) -> Operation:
             )
         if action == "remove":
             return Operation("remove", old_text=old_text)
-        effective = new_content if new_content and new_content.strip() else content
-        if not effective or not effective.strip():
+        effective = _first_text(args.get("new_content"), args.get("new_text"), content)
+        if effective is None:
             raise MemoryEditError(
-                "`new_content` is required when action is 'replace': pass the whole new text of the entry."
+                "`new_content` is required when action is 'replace': pass the whole new text of the "
+                "entry (`new_text` is accepted too)."
             )
         return Operation("replace", old_text=old_text, new_content=effective)
-    raise MemoryEditError(
-        f"Unknown action {action!r} in {where}: use 'add', 'replace' or 'remove'."
-    )
+    shown = quote(action if isinstance(action, str) else repr(action), 40, what="action")
+    raise MemoryEditError(f"Unknown action {shown} in {where}: use 'add', 'replace' or 'remove'.")
+
+
+def _first_text(*values: str | None) -> str | None:
+    """The first value that holds more than whitespace (models send `new_content` or `new_text`)."""
+    return next((value for value in values if value and value.strip()), None)
