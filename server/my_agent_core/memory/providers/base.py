@@ -217,13 +217,13 @@ class MemoryManager:
     ) -> str:
         """What to append to the user message `query`: the relevant items not already in the frozen
         snapshot (`snapshot_entries`) nor recalled earlier in this session, scanned (unsafe items are
-        withheld), inside `<recalled_memory>` ... `</recalled_memory>`, at most `max_chars`
+        dropped), rendered by the one prompt renderer inside `<recalled_memory>` ... `</recalled_memory>`, at most `max_chars`
         characters. "" when nothing is relevant, which is most turns."""
         items = self._call("prefetch", lambda p: p.prefetch_items(query), [])
         if not items:
             return ""
-        chosen, unsafe = select(items, snapshot_entries=snapshot_entries, seen=self._recalled)
-        framed = frame(chosen, provider=self.name or "memory", max_chars=max_chars, unsafe=unsafe)
+        chosen = select(items, snapshot_entries=snapshot_entries, seen=self._recalled)
+        framed = frame(chosen, max_chars=max_chars)
         self._recalled.update(framed.shown)
         return framed.text
 
