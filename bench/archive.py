@@ -171,14 +171,14 @@ def sqlite_run(args: argparse.Namespace, corpus: Corpus) -> tuple[list[str], dic
             terms = query_terms(q)
             doc_freq, items = reader_backend.doc_freq(terms)
             weights = weigh(doc_freq, items)
-            match = " OR ".join(f'"{t}"' for t in weights.rarest(8))
+            match = " OR ".join(f'"{t}"' for t in weights.strong(8))
             naive = " OR ".join(f'"{t}"' for t in q.replace("?", " ").replace(".", " ").split())
             t0 = time.perf_counter()
             found = reader.prefetch_items(q)
             spent = time.perf_counter() - t0
             prefetch_t.append(spent)
             recalled += bool(found)
-            if weights.total >= 2.0:
+            if weights.strong(8) and weights.total >= 2.0:
                 reached_t.append(spent)
                 bare_t.append(timed(lambda m=match: bare_fts(reader_backend, m)))
             naive_t.append(timed(lambda m=naive: bare_fts(reader_backend, m)))

@@ -18,7 +18,7 @@ from typing import Protocol
 from my_agent_core.memory.paths import FILE_NAMES
 from my_agent_core.memory.providers.base import MemoryProvider
 from my_agent_core.memory.providers.items import ItemKind, RecallItem, SearchHit
-from my_agent_core.memory.providers.relevance import evidence, passes, weigh
+from my_agent_core.memory.providers.relevance import Weights, evidence, passes, weigh
 from my_agent_core.memory.providers.text_index import index_text, is_cjk, query_terms
 
 __all__ = [
@@ -203,10 +203,11 @@ class IndexedArchiveProvider(MemoryProvider):
             return []
         doc_freq, items = self.backend.doc_freq(terms)
         weights = weigh(doc_freq, items)
-        if not passes(weights.total, weights):
+        strong = weights.strong(PREFETCH_TERMS)
+        if not strong or not passes(weights.total, weights):
             return []  # even an item holding every term would not pass: skip the index
         found = self.backend.candidates(
-            weights.rarest(PREFETCH_TERMS), PREFETCH_CANDIDATES, exclude_session=self.session_id
+            strong, PREFETCH_CANDIDATES, exclude_session=self.session_id
         )
         scored: list[tuple[float, int, RecallItem]] = []
         for rank, candidate in enumerate(found):
@@ -237,12 +238,9 @@ class IndexedArchiveProvider(MemoryProvider):
         if not weights.by_term:
             return []
         found = self.backend.candidates(
-            weights.rarest(16), max(limit * 3, 20), exclude_session=None
+            weights.strong(16) or weights.rarest(16), max(limit * 3, 20), exclude_session=None
         )
-        scored = [
-            (evidence(set(c.body.split()) & weights.by_term.keys(), weights), -rank, c.item)
-            for rank, c in enumerate(found)
-        ]
+        scored = [(_matched_weight(c.body, weights), -rank, c.item) for rank, c in enumerate(found)]
         scored.sort(key=lambda entry: (entry[0], entry[1]), reverse=True)
         return [_with_score(item, score) for score, _, item in scored[:limit]]
 
@@ -272,6 +270,11 @@ class IndexedArchiveProvider(MemoryProvider):
                     len(self._pending),
                 )
         self.backend.close()
+
+
+def _matched_weight(body: str, weights: Weights) -> float:
+    """What a search ranks by: the weight of the query terms an item holds (no bar)."""
+    return sum(weights.by_term[t] for t in set(body.split()) & weights.by_term.keys())
 
 
 def _with_score(item: RecallItem, score: float) -> RecallItem:
