@@ -108,7 +108,9 @@ def test_delete_keeps_term_counts_exact(dsn: str) -> None:
         for (body,) in db.execute("SELECT body FROM my_agent_items WHERE project = 'p'"):
             for term in set(body.split()):
                 recount[term] = recount.get(term, 0) + 1
-        stored = dict(db.execute("SELECT term, df FROM my_agent_terms WHERE project = 'p'"))
+        stored: dict[str, int] = dict(
+            db.execute("SELECT term, df FROM my_agent_terms WHERE project = 'p'")
+        )
         count = db.execute("SELECT items FROM my_agent_counts WHERE project = 'p'").fetchone()
     assert stored == recount and count == (5,)
 

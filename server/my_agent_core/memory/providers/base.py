@@ -219,7 +219,8 @@ class MemoryManager:
         snapshot (`snapshot_entries`) nor recalled earlier in this session, scanned (unsafe items are
         dropped), rendered by the one prompt renderer inside `<recalled_memory>` ... `</recalled_memory>`, at most `max_chars`
         characters. "" when nothing is relevant, which is most turns."""
-        items = self._call("prefetch", lambda p: p.prefetch_items(query), [])
+        nothing: list[RecallItem] = []
+        items = self._call("prefetch", lambda p: p.prefetch_items(query), nothing)
         if not items:
             return ""
         chosen = select(items, snapshot_entries=snapshot_entries, seen=self._recalled)

@@ -138,7 +138,7 @@ class PostgresArchive:
                     f"knows {SCHEMA_VERSION}); it is left untouched. Upgrade my-agent to use it."
                 )
             for step in range(version, SCHEMA_VERSION):
-                db.execute(MIGRATIONS[step])  # type: ignore[arg-type]
+                db.execute(MIGRATIONS[step])
                 db.execute("INSERT INTO my_agent_schema_version(version) VALUES (%s)", (step + 1,))
 
     @contextlib.contextmanager
