@@ -3,7 +3,7 @@ messages that must recall nothing and messages that must recall one archived fac
 
 from __future__ import annotations
 
-__all__ = ["RELATED", "REMOVED", "TURNS", "UNRELATED"]
+__all__ = ["PARAPHRASES", "RELATED", "REMOVED", "TURNS", "UNRELATED"]
 
 TURNS = [
     ("How do I run the unit tests?", "Run uv run pytest -q from the repository root."),
@@ -95,4 +95,22 @@ RELATED = [
     ("测试数据库的密码怎么配置", "DB_PASS"),
     ("前端状态管理用的什么库？Zustand 还是 Redux", "Zustand"),
     ("the GraphQL schema regenerate command", "make schema"),
+]
+# Messages about an archived fact in OTHER words (what lexical matching misses): message, marker.
+PARAPHRASES = [
+    ("Which library handles our logs?", "structlog"),
+    ("How do I execute the test suite?", "uv run pytest"),
+    ("Where do API credentials come from in prod?", "Vault agent"),
+    ("What's the latency target for search?", "p99 under 300 ms"),
+    ("How do we ship a new build of the phone app?", "Fastlane"),
+    ("Why did customers get outdated prices?", "tenant id"),
+    ("What git workflow do we follow?", "Trunk-based"),
+    ("Which port is the pre-production Postgres on?", "6543"),
+    ("Our pipeline keeps hanging, why?", "Kafka broker"),
+    ("What paper format do invoices use?", "A4"),
+    ("Which container base image runs Node?", "node:20-bookworm-slim"),
+    ("Where are the toggles for the checkout site kept?", "LaunchDarkly"),
+    ("Which linters run before each commit?", "ruff-format"),
+    ("How is the GraphQL SDL rebuilt?", "make schema"),
+    ("Indentation preference for Go code?", "tabs over spaces"),
 ]

@@ -40,6 +40,7 @@ __all__ = [
     "SqliteArchive",
     "archive_path",
     "open_archive",
+    "refuse_odd_files",
 ]
 
 logger = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ _FTS_SHADOW = ("items_fts_data", "items_fts_idx", "items_fts_content", "items_ft
 _FTS_SHADOW_CONFIG = "items_fts_config"
 
 Report = Callable[[str], None]
+"""`report(message)`: a notice a person should see."""
 
 
 def archive_path(folder: Path | str, *, create: bool = True) -> Path:
@@ -94,7 +96,7 @@ class SqliteArchive:
     # ---------------------------------------------------------------- opening
 
     def _open(self) -> None:
-        _refuse_odd_files(self.path)
+        refuse_odd_files(self.path)
         try:
             self._db = self._connect()
         except sqlite3.DatabaseError as exc:
@@ -339,6 +341,7 @@ class ArchiveProvider(IndexedArchiveProvider):
     ) -> None:
         backend = SqliteArchive(path if path is not None else archive_path(folder), report=report)
         super().__init__(backend, name="archive", session_id=session_id)
+        self.path = backend.path
 
 
 def open_archive(folder: Path | str, *, report: Report | None = None) -> ArchiveProvider:
@@ -378,7 +381,7 @@ def _is_corruption(exc: sqlite3.Error) -> bool:
     return "malformed" in text or "not a database" in text or "corrupt" in text
 
 
-def _refuse_odd_files(path: Path) -> None:
+def refuse_odd_files(path: Path) -> None:
     """The database and its side files must be plain files (or absent), never links or FIFOs: a
     cloned repository could plant either, to aim writes elsewhere or hang the server."""
     for candidate in (path, *(Path(f"{path}{s}") for s in _SIDE_FILES)):

@@ -33,6 +33,7 @@ __all__ = [
     "memory_source",
     "parse_item_id",
     "turn_text",
+    "with_score",
 ]
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ PREFETCH_ITEMS = 3
 PREFETCH_TERMS = 8  # the rarest query terms the index is asked for
 PREFETCH_CANDIDATES = 8
 MAX_PENDING = 200
+MAX_QUERY_CHARS = 8000  # a pasted log is judged by its head: folding megabytes per turn is waste
 _CUT = "\n…[cut: the archive keeps the first {n:,} characters]"
 
 
@@ -176,7 +178,8 @@ class IndexedArchiveProvider(MemoryProvider):
         failure drops the item it hit and raises (the manager reports it)."""
         while self._pending:
             try:
-                self.backend.add(self._pending[0])
+                item_id = self.backend.add(self._pending[0])
+                self._after_add(item_id, self._pending[0])
             except ArchiveBusy:
                 logger.warning(
                     "%s archive is locked by another process; %d item(s) kept for the next write",
@@ -189,6 +192,9 @@ class IndexedArchiveProvider(MemoryProvider):
                 raise
             self._pending.popleft()
 
+    def _after_add(self, item_id: str, item: NewItem) -> None:
+        """Called once an item is stored (a subclass indexes it further, e.g. by meaning)."""
+
     @property
     def pending(self) -> int:
         """Items waiting for a lock another process holds."""
@@ -198,7 +204,7 @@ class IndexedArchiveProvider(MemoryProvider):
 
     def prefetch_items(self, query: str) -> list[RecallItem]:
         """The items that pass the relevance bar for `query` (usually none), best first."""
-        terms = query_terms(query)
+        terms = query_terms(query[:MAX_QUERY_CHARS])
         if not terms:
             return []
         doc_freq, items = self.backend.doc_freq(terms)
@@ -215,7 +221,7 @@ class IndexedArchiveProvider(MemoryProvider):
             if passes(score, weights):
                 scored.append((score, -rank, candidate.item))
         scored.sort(key=lambda entry: (entry[0], entry[1]), reverse=True)
-        return [_with_score(item, score) for score, _, item in scored[:PREFETCH_ITEMS]]
+        return [with_score(item, score) for score, _, item in scored[:PREFETCH_ITEMS]]
 
     def prefetch(self, query: str) -> str:
         return "\n\n".join(
@@ -229,6 +235,7 @@ class IndexedArchiveProvider(MemoryProvider):
     def search_items(self, query: str, limit: int) -> list[RecallItem]:
         """Items matching `query`, best first: ranked by the same evidence as recall, with no bar."""
         limit = max(1, min(int(limit), 100))
+        query = query[:MAX_QUERY_CHARS]
         terms = query_terms(query, keep_stopwords=True)
         if not terms or all(is_cjk(t) and len(t) == 1 for t in terms):
             needle = query.strip()
@@ -242,7 +249,7 @@ class IndexedArchiveProvider(MemoryProvider):
         )
         scored = [(_matched_weight(c.body, weights), -rank, c.item) for rank, c in enumerate(found)]
         scored.sort(key=lambda entry: (entry[0], entry[1]), reverse=True)
-        return [_with_score(item, score) for score, _, item in scored[:limit]]
+        return [with_score(item, score) for score, _, item in scored[:limit]]
 
     # ---------------------------------------------------------------- the Recall view
 
@@ -277,7 +284,8 @@ def _matched_weight(body: str, weights: Weights) -> float:
     return sum(weights.by_term[t] for t in set(body.split()) & weights.by_term.keys())
 
 
-def _with_score(item: RecallItem, score: float) -> RecallItem:
+def with_score(item: RecallItem, score: float) -> RecallItem:
+    """`item` with its relevance `score`."""
     return RecallItem(
         id=item.id,
         kind=item.kind,

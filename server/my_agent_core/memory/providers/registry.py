@@ -66,6 +66,19 @@ class ProviderError(RuntimeError):
 def _archive(context: ProviderContext) -> MemoryProvider:
     from my_agent_core.memory.providers.archive import ArchiveProvider
 
+    if context.settings.get("semantic") is True:
+        from my_agent_core.memory.providers import semantic
+
+        reason = semantic.unavailable()
+        if reason is None:
+            return semantic.HybridArchiveProvider(
+                context.folder,
+                embedder=semantic.MiniLMEmbedder(),
+                session_id=context.session_id,
+                report=context.report,
+            )
+        if context.report is not None:
+            context.report(f"myAgent.memory.semantic is on, but {reason}; using keyword recall.")
     return ArchiveProvider(context.folder, session_id=context.session_id, report=context.report)
 
 
