@@ -265,13 +265,23 @@ class SqliteArchive:
         match = " OR ".join(f'"{t}"' for t in terms)  # terms are letters and digits only
         with self._conn() as db:
             rows = db.execute(
-                "SELECT i.id, i.kind, i.created, i.session, i.text_a, i.text_b, i.target, "
-                "i.action, f.body FROM items_fts f JOIN items i ON i.id = f.rowid "
+                "SELECT f.rowid, f.body FROM items_fts f JOIN items i ON i.id = f.rowid "
                 "WHERE items_fts MATCH ? AND (? IS NULL OR i.session IS NULL OR i.session != ?) "
                 "ORDER BY f.rank LIMIT ?",
                 (match, exclude_session, exclude_session, limit),
             ).fetchall()
-        return [Candidate(item_from_row(row[:8]), str(row[8])) for row in rows]
+        return [Candidate(str(rowid), str(body)) for rowid, body in rows]
+
+    def items(self, item_ids: Sequence[str]) -> list[RecallItem]:
+        ids = [i for i in (parse_item_id(x) for x in item_ids) if i is not None]
+        if not ids:
+            return []
+        with self._conn() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM items WHERE id IN ({','.join('?' * len(ids))})", ids
+            ).fetchall()
+        by_id = {str(row[0]): item_from_row(row) for row in rows}
+        return [by_id[str(i)] for i in ids if str(i) in by_id]
 
     def containing(self, needle: str, limit: int) -> list[RecallItem]:
         with self._conn() as db:

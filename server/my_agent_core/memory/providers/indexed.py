@@ -72,9 +72,10 @@ class NewItem:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A stored item as the index returns it, with its index text (to count the terms it holds)."""
+    """An item as the index returns it: its id and index text (to count the terms it holds). The
+    item itself is read only when it passes the bar (most candidates do not)."""
 
-    item: RecallItem
+    item_id: str
     body: str
 
 
@@ -93,6 +94,10 @@ class ArchiveBackend(Protocol):
         self, terms: Sequence[str], limit: int, *, exclude_session: str | None
     ) -> list[Candidate]:
         """Up to `limit` items holding any of `terms`, best ranked first."""
+        ...
+
+    def items(self, item_ids: Sequence[str]) -> list[RecallItem]:
+        """The stored items with these ids, in the order given (missing ones left out)."""
         ...
 
     def containing(self, needle: str, limit: int) -> list[RecallItem]:
@@ -215,13 +220,13 @@ class IndexedArchiveProvider(MemoryProvider):
         found = self.backend.candidates(
             strong, PREFETCH_CANDIDATES, exclude_session=self.session_id
         )
-        scored: list[tuple[float, int, RecallItem]] = []
+        scored: list[tuple[float, int, str]] = []
         for rank, candidate in enumerate(found):
             score = evidence(set(candidate.body.split()) & weights.by_term.keys(), weights)
             if passes(score, weights):
-                scored.append((score, -rank, candidate.item))
-        scored.sort(key=lambda entry: (entry[0], entry[1]), reverse=True)
-        return [with_score(item, score) for score, _, item in scored[:PREFETCH_ITEMS]]
+                scored.append((score, -rank, candidate.item_id))
+        scored.sort(reverse=True)
+        return self._read(scored[:PREFETCH_ITEMS])
 
     def prefetch(self, query: str) -> str:
         return "\n\n".join(
@@ -247,9 +252,18 @@ class IndexedArchiveProvider(MemoryProvider):
         found = self.backend.candidates(
             weights.strong(16) or weights.rarest(16), max(limit * 3, 20), exclude_session=None
         )
-        scored = [(_matched_weight(c.body, weights), -rank, c.item) for rank, c in enumerate(found)]
-        scored.sort(key=lambda entry: (entry[0], entry[1]), reverse=True)
-        return [with_score(item, score) for score, _, item in scored[:limit]]
+        scored = [
+            (_matched_weight(c.body, weights), -rank, c.item_id) for rank, c in enumerate(found)
+        ]
+        scored.sort(reverse=True)
+        return self._read(scored[:limit])
+
+    def _read(self, scored: Sequence[tuple[float, int, str]]) -> list[RecallItem]:
+        if not scored:
+            return []
+        score_of = {item_id: score for score, _, item_id in scored}
+        found = self.backend.items([item_id for _, _, item_id in scored])
+        return [with_score(item, score_of[item.id]) for item in found]
 
     # ---------------------------------------------------------------- the Recall view
 

@@ -216,13 +216,25 @@ class PostgresArchive:
         query = " | ".join(f"'{t}'" for t in terms)  # terms are letters and digits only
         with self._conn() as db:
             rows = db.execute(
-                f"SELECT {_COLUMNS}, body FROM my_agent_items, CAST(%s AS tsquery) AS q "
+                "SELECT id, body FROM my_agent_items, CAST(%s AS tsquery) AS q "
                 "WHERE project = %s AND tokens @@ q "
                 "AND (%s::text IS NULL OR session IS NULL OR session <> %s) "
                 "ORDER BY ts_rank(tokens, q) DESC, created DESC LIMIT %s",
                 (query, self.project, exclude_session, exclude_session, limit),
             ).fetchall()
-        return [Candidate(item_from_row(row[:8]), str(row[8])) for row in rows]
+        return [Candidate(str(item_id), str(body)) for item_id, body in rows]
+
+    def items(self, item_ids: Sequence[str]) -> list[RecallItem]:
+        ids = [i for i in (parse_item_id(x) for x in item_ids) if i is not None]
+        if not ids:
+            return []
+        with self._conn() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM my_agent_items WHERE project = %s AND id = ANY(%s)",
+                (self.project, ids),
+            ).fetchall()
+        by_id = {str(row[0]): item_from_row(row) for row in rows}
+        return [by_id[str(i)] for i in ids if str(i) in by_id]
 
     def containing(self, needle: str, limit: int) -> list[RecallItem]:
         with self._conn() as db:
