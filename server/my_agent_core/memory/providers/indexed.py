@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 MAX_FIELD_CHARS = 20_000  # a message or reply longer than this is archived cut, with a note
 PREFETCH_ITEMS = 3
 PREFETCH_TERMS = 8  # the rarest query terms the index is asked for
-PREFETCH_CANDIDATES = 8
+PREFETCH_CANDIDATES = 16  # this session's own turns are dropped after ranking, so ask for spare
 MAX_PENDING = 200
 MAX_QUERY_CHARS = 8000  # a pasted log is judged by its head: folding megabytes per turn is waste
 _CUT = "\n…[cut: the archive keeps the first {n:,} characters]"
@@ -90,9 +90,7 @@ class ArchiveBackend(Protocol):
         """How many items hold each of `terms` (absent: none), and how many items there are."""
         ...
 
-    def candidates(
-        self, terms: Sequence[str], limit: int, *, exclude_session: str | None
-    ) -> list[Candidate]:
+    def candidates(self, terms: Sequence[str], limit: int) -> list[Candidate]:
         """Up to `limit` items holding any of `terms`, best ranked first."""
         ...
 
@@ -217,16 +215,16 @@ class IndexedArchiveProvider(MemoryProvider):
         strong = weights.strong(PREFETCH_TERMS)
         if not strong or not passes(weights.total, weights):
             return []  # even an item holding every term would not pass: skip the index
-        found = self.backend.candidates(
-            strong, PREFETCH_CANDIDATES, exclude_session=self.session_id
-        )
+        found = self.backend.candidates(strong, PREFETCH_CANDIDATES)
         scored: list[tuple[float, int, str]] = []
         for rank, candidate in enumerate(found):
             score = evidence(set(candidate.body.split()) & weights.by_term.keys(), weights)
             if passes(score, weights):
                 scored.append((score, -rank, candidate.item_id))
         scored.sort(reverse=True)
-        return self._read(scored[:PREFETCH_ITEMS])
+        own = self.session_id
+        others = [item for item in self._read(scored) if own is None or item.session != own]
+        return others[:PREFETCH_ITEMS]
 
     def prefetch(self, query: str) -> str:
         return "\n\n".join(
@@ -250,7 +248,7 @@ class IndexedArchiveProvider(MemoryProvider):
         if not weights.by_term:
             return []
         found = self.backend.candidates(
-            weights.strong(16) or weights.rarest(16), max(limit * 3, 20), exclude_session=None
+            weights.strong(16) or weights.rarest(16), max(limit * 3, 20)
         )
         scored = [
             (_matched_weight(c.body, weights), -rank, c.item_id) for rank, c in enumerate(found)

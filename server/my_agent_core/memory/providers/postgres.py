@@ -208,9 +208,7 @@ class PostgresArchive:
             ).fetchone()
         return {str(t): _int(df) for t, df in rows}, _int(count[0]) if count else 0
 
-    def candidates(
-        self, terms: Sequence[str], limit: int, *, exclude_session: str | None
-    ) -> list[Candidate]:
+    def candidates(self, terms: Sequence[str], limit: int) -> list[Candidate]:
         if not terms:
             return []
         query = " | ".join(f"'{t}'" for t in terms)  # terms are letters and digits only
@@ -218,9 +216,8 @@ class PostgresArchive:
             rows = db.execute(
                 "SELECT id, body FROM my_agent_items, CAST(%s AS tsquery) AS q "
                 "WHERE project = %s AND tokens @@ q "
-                "AND (%s::text IS NULL OR session IS NULL OR session <> %s) "
                 "ORDER BY ts_rank(tokens, q) DESC, created DESC LIMIT %s",
-                (query, self.project, exclude_session, exclude_session, limit),
+                (query, self.project, limit),
             ).fetchall()
         return [Candidate(str(item_id), str(body)) for item_id, body in rows]
 
