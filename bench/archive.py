@@ -1,13 +1,13 @@
 """Recall archive at scale: prefetch and sync_turn latency on 20,000 archived turns, disk per turn,
 and the same queries against PostgreSQL side by side.
 
-`prefetch` is compared with the bare FTS5 query it sends (the same MATCH on the same terms, top 16
+`prefetch` is compared with the bare FTS5 query it sends (the same MATCH on the same terms, top 10
 by bm25) measured in the same run, interleaved: the target is p50 < 5 ms and within 1.5x of that floor.
 Also printed: the naive query a plain FTS5 search would send (every word of the message), which the
 document-frequency table lets prefetch avoid. `sync_turn` target: p50 < 2 ms. The corpus is synthetic
 but shaped like chat: Zipf-distributed technical vocabulary, common English filler, 10% Chinese turns.
 
-Run: .venv/bin/python bench/archive.py [--turns N] [--queries N] [--no-postgres]
+Run: .venv/bin/python bench/archive.py [--turns N] [--queries N] [--rounds N] [--no-postgres]
 """
 
 from __future__ import annotations
@@ -162,30 +162,31 @@ def sqlite_run(args: argparse.Namespace, corpus: Corpus) -> tuple[list[str], dic
     reader = ArchiveProvider(folder, session_id="reader")  # a later session: own turns excluded
     reader_backend = reader.backend
     assert isinstance(reader_backend, SqliteArchive)
-    prefetch_t: list[float] = []  # every message
-    reached_t: list[float] = []  # messages whose terms could pass the bar: the index is queried
-    bare_t: list[float] = []  # the bare FTS5 query of those same messages
-    naive_t: list[float] = []
-    recalled = 0
-    for _ in range(2):  # warm, then measure
-        for timings in (prefetch_t, reached_t, bare_t, naive_t):
-            timings.clear()
-        recalled = 0
-        for q in asked:
-            terms = query_terms(q)
-            doc_freq, items = reader_backend.doc_freq(terms)
-            weights = weigh(doc_freq, items)
-            match = " OR ".join(f'"{t}"' for t in weights.strong(8))
-            naive = " OR ".join(f'"{t}"' for t in q.replace("?", " ").replace(".", " ").split())
-            t0 = time.perf_counter()
-            found = reader.prefetch_items(q)
-            spent = time.perf_counter() - t0
+    plans: list[tuple[str, str | None]] = []
+    for q in asked:  # what each message sends to the index (outside the timings)
+        weights = weigh(*reader_backend.doc_freq(query_terms(q)))
+        strong = weights.strong(8)
+        match = " OR ".join(f'"{t}"' for t in strong)
+        plans.append((q, match if strong and weights.total >= 2.0 else None))
+    recalled = sum(bool(reader.prefetch_items(q)) for q in asked)  # also warms the caches
+    naive_t = [
+        timed(partial(bare_fts, reader_backend, " OR ".join(f'"{w}"' for w in q.split())))
+        for q in (q.replace("?", " ").replace(".", " ") for q in asked)
+    ]
+    rounds: list[tuple[list[float], list[float], list[float]]] = []
+    for _ in range(args.rounds):  # interleaved per message: noise hits both alike
+        prefetch_t: list[float] = []  # every message
+        reached_t: list[float] = []  # messages that query the index
+        bare_t: list[float] = []  # the bare FTS5 query of those same messages
+        for q, sent in plans:
+            spent = timed(partial(reader.prefetch_items, q))
             prefetch_t.append(spent)
-            recalled += bool(found)
-            if weights.strong(8) and weights.total >= 2.0:
+            if sent is not None:
                 reached_t.append(spent)
-                bare_t.append(timed(partial(bare_fts, reader_backend, match)))
-            naive_t.append(timed(partial(bare_fts, reader_backend, naive)))
+                bare_t.append(timed(partial(bare_fts, reader_backend, sent)))
+        rounds.append((prefetch_t, reached_t, bare_t))
+    prefetch_t, reached_t, bare_t = min(rounds, key=lambda r: pct(r[1], 0.5))
+    ratios = sorted(pct(r[1], 0.5) / pct(r[2], 0.5) for r in rounds)
     reader.shutdown()
     provider.shutdown()
     path = archive_path(folder, create=False)
@@ -198,8 +199,11 @@ def sqlite_run(args: argparse.Namespace, corpus: Corpus) -> tuple[list[str], dic
     print(f"  sync_turn         {ms(sync)}   (target p50 < 2 ms)")
     print(f"  prefetch, all     {ms(prefetch_t)}   (target p50 < 5 ms; most skip the index)")
     print(f"  prefetch, indexed {ms(reached_t)}   ({len(reached_t)} messages that query the index)")
-    print(f"  bare FTS5 query   {ms(bare_t)}   (the same MATCH prefetch sends, top 16 by bm25)")
-    print(f"  prefetch / bare   {p50 / floor:.2f}x   (indexed messages, p50; target <= 1.5x)")
+    print(f"  bare FTS5 query   {ms(bare_t)}   (the same MATCH prefetch sends, top 10 by bm25)")
+    print(
+        f"  prefetch / bare   {p50 / floor:.2f}x   (indexed messages, p50 of the best of "
+        f"{len(rounds)} rounds; every round: {ratios[0]:.2f}-{ratios[-1]:.2f}x; target <= 1.5x)"
+    )
     print(f"  naive FTS5 query  {ms(naive_t)}   (every word of the message)")
     print(f"  recalled          {recalled}/{len(asked)} messages (half are about an archived turn)")
     print(f"  disk              {size / 1e6:.1f} MB, {size / args.turns:,.0f} bytes per turn")
@@ -253,6 +257,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=20_000)
     parser.add_argument("--queries", type=int, default=400)
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds over the messages")
     parser.add_argument("--no-postgres", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("MY_AGENT_MEMORY_PROVIDER", "archive")
