@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from my_agent_core import __version__
 from my_agent_core.mcp import command as mcp_command
 from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR, TARGETS, memory_dir_of
+from my_agent_core.memory.providers import recall_cli
 from my_agent_core.team import commands as team_commands
 
 if TYPE_CHECKING:
@@ -132,6 +133,7 @@ def _build_parser() -> argparse.ArgumentParser:
     memory.set_defaults(handler=memory_help)
     team_commands.add_commands(sub)
     mcp_command.add_command(sub)
+    recall_cli.add_recall_command(sub)
     return parser
 
 

@@ -1,0 +1,404 @@
+"""`archive`: the embedded default provider, an SQLite FTS5 index per workspace folder.
+
+`<folder>/.my_agent_core/archive/archive.sqlite3` (private, git-ignored, never through a link) holds
+finished turns and the entries a replace or remove took out of MEMORY.md / USER.md. Two windows, the
+CLI and the MCP server may write it at once: WAL mode, `BEGIN IMMEDIATE` writes, a busy timeout shorter
+than the manager's hook limit. A process crash loses at most the turn being written (each item is one
+transaction). A database that cannot be read is moved aside with a clear message, never replaced in
+place and never deleted; one made by a newer version is refused and left alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sqlite3
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from my_agent_core.memory.providers.indexed import (
+    ArchiveBusy,
+    ArchiveError,
+    Candidate,
+    IndexedArchiveProvider,
+    NewItem,
+    item_from_row,
+    parse_item_id,
+)
+from my_agent_core.memory.providers.items import ItemKind, RecallItem
+from my_agent_core.paths import PathRefused, kind_of
+from my_agent_core.private import ARCHIVE_DIR, private_dir
+
+__all__ = [
+    "ARCHIVE_FILE",
+    "SCHEMA_VERSION",
+    "ArchiveProvider",
+    "SqliteArchive",
+    "archive_path",
+    "open_archive",
+    "refuse_odd_files",
+]
+
+logger = logging.getLogger(__name__)
+
+ARCHIVE_FILE = "archive.sqlite3"
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_S = 1.5  # below the manager's 2 s hook limit: a held lock is reported, not waited out
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+# Forward-only migrations: MIGRATIONS[n] takes a database from version n to n + 1.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE items (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        created REAL NOT NULL,
+        session TEXT,
+        text_a TEXT NOT NULL,
+        text_b TEXT,
+        target TEXT,
+        action TEXT
+    );
+    CREATE INDEX items_created ON items(created);
+    CREATE VIRTUAL TABLE items_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 0');
+    CREATE TABLE terms (term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
+    CREATE TABLE stats (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    INSERT INTO stats(key, value) VALUES ('items', 0);
+    """,
+]
+_OWN_OBJECTS = {"items", "items_created", "items_fts", "terms", "stats", "sqlite_autoindex_stats_1"}
+_FTS_SHADOW = ("items_fts_data", "items_fts_idx", "items_fts_content", "items_fts_docsize")
+_FTS_SHADOW_CONFIG = "items_fts_config"
+
+Report = Callable[[str], None]
+"""`report(message)`: a notice a person should see."""
+
+
+def archive_path(folder: Path | str, *, create: bool = True) -> Path:
+    """Where a workspace folder's archive lives (the private folder is created when `create`)."""
+    return private_dir(folder, ARCHIVE_DIR, create=create) / ARCHIVE_FILE
+
+
+class SqliteArchive:
+    """The SQLite storage of one archive (implements `ArchiveBackend`)."""
+
+    def __init__(self, path: Path | str, *, report: Report | None = None) -> None:
+        self.path = Path(path)
+        self._report = report
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._open()
+
+    # ---------------------------------------------------------------- opening
+
+    def _open(self) -> None:
+        refuse_odd_files(self.path)
+        try:
+            self._db = self._connect()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
+                raise ArchiveBusy(
+                    f"The archive {self.path} is locked by another process; try again later."
+                ) from None
+            if isinstance(exc, sqlite3.OperationalError) and not _is_corruption(exc):
+                raise ArchiveError(f"The archive {self.path} cannot be opened: {exc}.") from None
+            self._move_aside(str(exc))
+            self._db = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        try:
+            db.execute("PRAGMA trusted_schema = OFF")  # no SQL from the file runs with our rights
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise ArchiveError(
+                    f"The archive {self.path} was made by a newer my-agent (schema {version}, this "
+                    f"one knows {SCHEMA_VERSION}); it is left untouched. Upgrade my-agent to use it."
+                )
+            self._check_objects(db)
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            if version < SCHEMA_VERSION:
+                self._migrate(db)
+        except BaseException:
+            db.close()
+            raise
+        with contextlib.suppress(OSError):
+            os.chmod(self.path, 0o600)
+        return db
+
+    def _check_objects(self, db: sqlite3.Connection) -> None:
+        """A database holding anything we did not create (a trigger, a view, other tables) is not an
+        archive made by my-agent: a cloned repository may have planted it."""
+        rows = db.execute("SELECT type, name FROM sqlite_master").fetchall()
+        names = {str(name) for _, name in rows}
+        strange = sorted(
+            f"{kind} {name}"
+            for kind, name in rows
+            if kind in ("trigger", "view")
+            or (
+                name not in _OWN_OBJECTS
+                and name not in _FTS_SHADOW
+                and name != _FTS_SHADOW_CONFIG
+                and not str(name).startswith("sqlite_autoindex_")
+            )
+        )
+        if strange or (names and "items" not in names):
+            raise sqlite3.DatabaseError(
+                "it holds objects my-agent did not create (" + ", ".join(strange[:5]) + ")"
+            )
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        with _transaction(db):
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])  # re-read under the lock
+            for step in range(version, SCHEMA_VERSION):
+                for statement in _statements(MIGRATIONS[step]):
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version = {step + 1}")
+
+    def _move_aside(self, reason: str) -> None:
+        """Rename the unreadable database (and its side files) out of the way; never delete it."""
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{os.getpid()}")
+        os.replace(self.path, target)
+        for suffix in _SIDE_FILES:
+            side = Path(f"{self.path}{suffix}")
+            if side.exists() and not side.is_symlink():
+                with contextlib.suppress(OSError):
+                    os.replace(side, Path(f"{target}{suffix}"))
+        message = (
+            f"The recall archive {self.path} could not be read ({reason}). It was moved aside to "
+            f"{target.name}, and a new, empty archive was started; nothing was deleted. Inspect or "
+            "delete the old file yourself."
+        )
+        logger.error("%s", message)
+        if self._report is not None:
+            with contextlib.suppress(Exception):
+                self._report(message)
+
+    @contextlib.contextmanager
+    def _conn(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._db is None:
+                raise ArchiveError(f"The archive {self.path} is closed.")
+            try:
+                yield self._db
+            except sqlite3.OperationalError as exc:
+                if _is_busy(exc):
+                    raise ArchiveBusy(
+                        f"The archive {self.path} is locked by another process."
+                    ) from None
+                if not _is_corruption(exc):
+                    raise
+                self._recover(str(exc))
+                raise ArchiveError(f"The archive {self.path} is damaged: {exc}.") from None
+            except sqlite3.DatabaseError as exc:
+                self._recover(str(exc))
+                raise ArchiveError(f"The archive {self.path} is damaged: {exc}.") from None
+
+    def _recover(self, reason: str) -> None:
+        """After a corruption error: if the database fails its check, move it aside and start anew."""
+        db = self._db
+        assert db is not None
+        try:
+            ok = db.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        except sqlite3.DatabaseError:
+            ok = False
+        if ok:
+            return
+        db.close()
+        self._db = None
+        self._move_aside(reason)
+        self._db = self._connect()
+
+    # ---------------------------------------------------------------- ArchiveBackend
+
+    def add(self, item: NewItem) -> str:
+        terms = sorted(set(item.body.split()))
+        with self._conn() as db, _transaction(db):
+            cursor = db.execute(
+                "INSERT INTO items(kind, created, session, text_a, text_b, target, action) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    item.kind,
+                    item.created,
+                    item.session,
+                    item.a,
+                    item.b,
+                    item.target,
+                    item.action,
+                ),
+            )
+            rowid = cursor.lastrowid
+            db.execute("INSERT INTO items_fts(rowid, body) VALUES (?, ?)", (rowid, item.body))
+            db.executemany(
+                "INSERT INTO terms(term, df) VALUES (?, 1) "
+                "ON CONFLICT(term) DO UPDATE SET df = df + 1",
+                [(t,) for t in terms],
+            )
+            db.execute("UPDATE stats SET value = value + 1 WHERE key = 'items'")
+        return str(rowid)
+
+    def doc_freq(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
+        if not terms:
+            return {}, 0
+        marks = ",".join("?" * len(terms))
+        with self._conn() as db:  # one statement, one snapshot: counts and total agree
+            rows = db.execute(
+                f"SELECT 0, term, df FROM terms WHERE term IN ({marks}) "
+                "UNION ALL SELECT 1, '', value FROM stats WHERE key = 'items'",
+                list(terms),
+            ).fetchall()
+        counts = {str(t): int(df) for total, t, df in rows if not total}
+        return counts, next((int(df) for total, _, df in rows if total), 0)
+
+    def candidates(self, terms: Sequence[str], limit: int) -> list[Candidate]:
+        if not terms:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms)  # terms are letters and digits only
+        with self._conn() as db:  # no join: a lookup per matched row would cost more than the match
+            rows = db.execute(
+                "SELECT rowid, body FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, limit),
+            ).fetchall()
+        return [Candidate(str(rowid), str(body)) for rowid, body in rows]
+
+    def items(self, item_ids: Sequence[str]) -> list[RecallItem]:
+        ids = [i for i in (parse_item_id(x) for x in item_ids) if i is not None]
+        if not ids:
+            return []
+        with self._conn() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM items WHERE id IN ({','.join('?' * len(ids))})", ids
+            ).fetchall()
+        by_id = {str(row[0]): item_from_row(row) for row in rows}
+        return [by_id[str(i)] for i in ids if str(i) in by_id]
+
+    def containing(self, needle: str, limit: int) -> list[RecallItem]:
+        with self._conn() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM items WHERE instr(lower(text_a), lower(?)) > 0 "
+                "OR instr(lower(coalesce(text_b, '')), lower(?)) > 0 ORDER BY created DESC LIMIT ?",
+                (needle, needle, limit),
+            ).fetchall()
+        return [item_from_row(row) for row in rows]
+
+    def get(self, item_id: str) -> RecallItem | None:
+        rowid = parse_item_id(item_id)
+        if rowid is None:
+            return None
+        with self._conn() as db:
+            row = db.execute(f"SELECT {_COLUMNS} FROM items WHERE id = ?", (rowid,)).fetchone()
+        return item_from_row(row) if row else None
+
+    def list_items(self, limit: int, offset: int, kind: ItemKind | None) -> list[RecallItem]:
+        with self._conn() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM items WHERE (? IS NULL OR kind = ?) "
+                "ORDER BY created DESC, id DESC LIMIT ? OFFSET ?",
+                (kind, kind, limit, offset),
+            ).fetchall()
+        return [item_from_row(row) for row in rows]
+
+    def delete(self, item_id: str) -> bool:
+        rowid = parse_item_id(item_id)
+        if rowid is None:
+            return False
+        with self._conn() as db, _transaction(db):
+            row = db.execute("SELECT body FROM items_fts WHERE rowid = ?", (rowid,)).fetchone()
+            gone = db.execute("DELETE FROM items WHERE id = ?", (rowid,)).rowcount
+            if not gone:
+                return False
+            if row is not None:
+                db.execute("DELETE FROM items_fts WHERE rowid = ?", (rowid,))
+                terms = [(t,) for t in sorted(set(str(row[0]).split()))]
+                db.executemany("UPDATE terms SET df = df - 1 WHERE term = ?", terms)
+                db.execute("DELETE FROM terms WHERE df <= 0")
+            db.execute("UPDATE stats SET value = max(0, value - 1) WHERE key = 'items'")
+        return True
+
+    def count(self) -> int:
+        with self._conn() as db:
+            return int(db.execute("SELECT count(*) FROM items").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.close()
+                self._db = None
+
+
+class ArchiveProvider(IndexedArchiveProvider):
+    """The built-in `archive` provider on a workspace folder's SQLite archive."""
+
+    def __init__(
+        self,
+        folder: Path | str,
+        *,
+        session_id: str | None = None,
+        report: Report | None = None,
+        path: Path | str | None = None,
+    ) -> None:
+        backend = SqliteArchive(path if path is not None else archive_path(folder), report=report)
+        super().__init__(backend, name="archive", session_id=session_id)
+        self.path = backend.path
+
+
+def open_archive(folder: Path | str, *, report: Report | None = None) -> ArchiveProvider:
+    """The folder's archive for a person (CLI, Recall view): every session's items are visible."""
+    return ArchiveProvider(folder, session_id=None, report=report)
+
+
+# -------------------------------------------------------------------- helpers
+
+_COLUMNS = "id, kind, created, session, text_a, text_b, target, action"
+
+
+def _statements(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        raise
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _is_corruption(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text or "corrupt" in text
+
+
+def refuse_odd_files(path: Path) -> None:
+    """The database and its side files must be plain files (or absent), never links or FIFOs: a
+    cloned repository could plant either, to aim writes elsewhere or hang the server."""
+    for candidate in (path, *(Path(f"{path}{s}") for s in _SIDE_FILES)):
+        try:
+            st = os.lstat(candidate)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            raise PathRefused(
+                f"{candidate} is {kind_of(st.st_mode)}, not a plain file; the archive is not opened "
+                "through it. Move it away and retry."
+            )

@@ -1,0 +1,325 @@
+"""Layer 2 of memory: the provider interface, and the manager that runs one provider safely.
+
+A provider (the built-in archive, PostgreSQL, a third-party plug-in) is code the agent does not control:
+it may raise, hang on a lock or a network, or slow every turn down. The `MemoryManager` is the only way
+the agent reaches it: each hook runs on the manager's own worker thread and the caller waits at most a
+time limit, so a failing or slow provider is logged and skipped and never fails a turn. A provider that
+raises, or times out `MAX_TIMEOUTS` times in a row, is broken: reported once (log + `on_error`) and not
+called again in this session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import queue
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TypeVar
+
+from my_agent_core.memory.providers.items import RecallItem, SearchHit
+from my_agent_core.memory.providers.recall import frame, select
+from my_agent_core.memory.store import WriteEvent, WriteListener
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "MAX_TIMEOUTS",
+    "ErrorCallback",
+    "MemoryManager",
+    "MemoryProvider",
+    "ProviderAlreadySet",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 2.0
+SHUTDOWN_TIMEOUT_S = 5.0
+MAX_TIMEOUTS = 3
+DEFAULT_RECALL_CHARS = 2000
+
+T = TypeVar("T")
+Message = Mapping[str, object]
+ErrorCallback = Callable[[str, str], None]
+"""`on_error(provider_name, message)`: called once when a provider breaks, and for notices."""
+
+
+class ProviderAlreadySet(RuntimeError):
+    """A MemoryManager holds at most one provider."""
+
+
+class MemoryProvider:
+    """An external memory: override any hook; the defaults do nothing.
+
+    Hooks run on the manager's worker thread, one at a time, in the order the agent calls them.
+    `prefetch` returns "" when nothing is relevant (most turns). A provider that can rank items
+    overrides `prefetch_items` instead, so the manager can deduplicate, scan and bound each item; the
+    default `prefetch_items` turns the text of `prefetch` into one item per paragraph.
+    """
+
+    name: str = "provider"
+
+    def prefetch(self, query: str) -> str:
+        """Text relevant to the user message `query`, or ""."""
+        if type(self).prefetch_items is MemoryProvider.prefetch_items:
+            return ""
+        return "\n\n".join(item.text for item in self.prefetch_items(query))
+
+    def prefetch_items(self, query: str) -> list[RecallItem]:
+        """The items relevant to `query`, best first (default: paragraphs of `prefetch`)."""
+        if type(self).prefetch is MemoryProvider.prefetch:
+            return []
+        text = self.prefetch(query)
+        paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
+        return [
+            RecallItem(id=_digest(p), kind="note", text=p, source=self.name) for p in paragraphs
+        ]
+
+    def sync_turn(self, user: str, assistant: str) -> None:
+        """A finished turn: the user's message and the final reply."""
+
+    def on_memory_write(
+        self, target: str, action: str, before: str | None, after: str | None
+    ) -> None:
+        """One entry changed in curated memory: `before` None = added, `after` None = removed."""
+
+    def on_session_end(self, messages: Sequence[Message]) -> None:
+        """The session is over (closed, reset or replaced); `messages` is its history."""
+
+    def search(self, query: str, limit: int) -> list[SearchHit]:
+        """Up to `limit` items matching `query`, best first."""
+        return []
+
+    def shutdown(self) -> None:
+        """Release connections and files; no hook is called afterwards."""
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+class _Worker:
+    """One daemon thread running hooks in order; callers wait for a result with a time limit."""
+
+    def __init__(self, name: str) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], object], Future[object]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._thread = threading.Thread(
+            target=self._run, name=f"memory-provider-{name}", daemon=True
+        )
+        self._thread.start()
+
+    def submit(self, fn: Callable[[], T]) -> Future[T]:
+        future: Future[T] = Future()
+        self._jobs.put((fn, future))  # type: ignore[arg-type]
+        return future
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            fn, future = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+
+class MemoryManager:
+    """Holds at most ONE provider and calls its hooks under a guard and a time limit.
+
+    With no provider (layer 2 off, a sub-agent, a provider that broke) every hook is a cheap no-op
+    returning its empty value, so callers never test for a provider first.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        on_error: ErrorCallback | None = None,
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.on_error = on_error
+        self._provider: MemoryProvider | None = None
+        self._worker: _Worker | None = None
+        self._broken: str | None = None
+        self._timeouts = 0
+        self._recalled: set[str] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # ---------------------------------------------------------------- the one provider
+
+    def add_provider(self, provider: MemoryProvider) -> None:
+        """Install `provider`; a second one raises `ProviderAlreadySet` (exactly one at a time)."""
+        if not isinstance(provider, MemoryProvider):
+            raise TypeError(
+                f"{type(provider).__name__} is not a MemoryProvider: subclass "
+                "my_agent_core.memory.providers.MemoryProvider and override the hooks you need."
+            )
+        with self._lock:
+            if self._provider is not None:
+                raise ProviderAlreadySet(
+                    f"A memory provider is already active ({self._provider.name}); only one can be "
+                    f"used at a time, so {provider.name!r} was not added."
+                )
+            self._provider = provider
+            self._worker = _Worker(provider.name)
+            self._closed = False
+
+    @property
+    def provider(self) -> MemoryProvider | None:
+        """The provider, or None (none set, broken, or shut down)."""
+        return None if self._broken is not None or self._closed else self._provider
+
+    @property
+    def active(self) -> bool:
+        return self.provider is not None
+
+    @property
+    def name(self) -> str | None:
+        return self._provider.name if self._provider is not None else None
+
+    @property
+    def broken(self) -> str | None:
+        """Why the provider was dropped for this session, or None."""
+        return self._broken
+
+    def for_subagent(self) -> MemoryManager:
+        """The manager a sub-agent gets: no provider (sub-agents neither recall nor archive)."""
+        return MemoryManager(timeout_s=self.timeout_s)
+
+    def new_session(self) -> None:
+        """Forget what was recalled (a new session's history does not hold it any more)."""
+        self._recalled.clear()
+
+    # ---------------------------------------------------------------- hooks
+
+    def prefetch(self, query: str) -> str:
+        """The provider's text for `query` ("" when nothing is relevant or it fails)."""
+        return self._call("prefetch", lambda p: p.prefetch(query), "")
+
+    def recall(
+        self,
+        query: str,
+        *,
+        snapshot_entries: Sequence[str] = (),
+        max_chars: int = DEFAULT_RECALL_CHARS,
+    ) -> str:
+        """What to append to the user message `query`: the relevant items not already in the frozen
+        snapshot (`snapshot_entries`) nor recalled earlier in this session, scanned (unsafe items are
+        dropped), rendered by the one prompt renderer inside `<recalled_memory>` ... `</recalled_memory>`, at most `max_chars`
+        characters. "" when nothing is relevant, which is most turns."""
+        nothing: list[RecallItem] = []
+        items = self._call("prefetch", lambda p: p.prefetch_items(query), nothing)
+        if not items:
+            return ""
+        chosen = select(items, snapshot_entries=snapshot_entries, seen=self._recalled)
+        framed = frame(chosen, max_chars=max_chars)
+        self._recalled.update(framed.shown)
+        return framed.text
+
+    def sync_turn(self, user: str, assistant: str) -> None:
+        """Archive a finished turn (the user message as typed, the final reply)."""
+        self._call("sync_turn", lambda p: p.sync_turn(user, assistant), None)
+
+    def on_memory_write(
+        self, target: str, action: str, before: str | None, after: str | None
+    ) -> None:
+        self._call(
+            "on_memory_write", lambda p: p.on_memory_write(target, action, before, after), None
+        )
+
+    def memory_write_listener(self) -> WriteListener:
+        """A `MemoryStore(on_write=...)` listener: one `on_memory_write` per changed entry."""
+
+        def listener(event: WriteEvent) -> None:
+            for change in event.record.changes:
+                self.on_memory_write(event.target, event.record.action, change.before, change.after)
+
+        return listener
+
+    def on_session_end(self, messages: Sequence[Message]) -> None:
+        history = [dict(m) for m in messages]
+        self._call("on_session_end", lambda p: p.on_session_end(history), None)
+
+    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
+        return self._call("search", lambda p: p.search(query, limit), [])
+
+    def shutdown(self) -> None:
+        """Shut the provider down (waiting at most SHUTDOWN_TIMEOUT_S) and stop the worker."""
+        if self._provider is None or self._closed:
+            return
+        if self._broken is None:
+            self._call("shutdown", lambda p: p.shutdown(), None, timeout_s=SHUTDOWN_TIMEOUT_S)
+        else:  # still release its files, but never wait on a provider that hung
+            worker = self._worker
+            provider = self._provider
+            if worker is not None:
+                worker.submit(provider.shutdown)
+        self._closed = True
+        if self._worker is not None:
+            self._worker.stop()
+
+    # ---------------------------------------------------------------- the guard
+
+    def _call(
+        self,
+        hook: str,
+        fn: Callable[[MemoryProvider], T],
+        default: T,
+        *,
+        timeout_s: float | None = None,
+    ) -> T:
+        provider = self.provider
+        worker = self._worker
+        if provider is None or worker is None:
+            return default
+        limit = self.timeout_s if timeout_s is None else timeout_s
+        future = worker.submit(lambda: fn(provider))
+        try:
+            result = future.result(timeout=limit)
+        except FutureTimeout:
+            future.cancel()  # still queued: drop it; running: it finishes on its own
+            self._timeouts += 1
+            logger.warning(
+                "memory provider %s: %s took longer than %.1f s; skipped",
+                provider.name,
+                hook,
+                limit,
+            )
+            if self._timeouts >= MAX_TIMEOUTS:
+                self._break(
+                    provider,
+                    f"it did not answer within {limit:.1f} s, {self._timeouts} times in a row",
+                )
+            return default
+        except Exception as exc:
+            logger.exception("memory provider %s: %s failed", provider.name, hook)
+            self._break(provider, f"{hook} failed: {type(exc).__name__}: {exc}")
+            return default
+        self._timeouts = 0
+        return result
+
+    def _break(self, provider: MemoryProvider, reason: str) -> None:
+        with self._lock:
+            if self._broken is not None:
+                return
+            self._broken = reason
+        message = (
+            f"The memory provider {provider.name!r} was turned off for this session: {reason}. "
+            "Chat goes on without recalled memory."
+        )
+        logger.error("%s", message)
+        if self.on_error is not None:
+            with contextlib.suppress(Exception):
+                self.on_error(provider.name, message)

@@ -1,0 +1,131 @@
+"""`my-agent recall QUERY [--dir PATH]`: search the folder's archive from a terminal.
+
+Also `--list`, `--show ID` and `--delete ID`, so a person can read and prune what was archived. The
+module imports nothing heavy until the command runs, so registering it costs the CLI nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from my_agent_core.memory.providers.indexed import IndexedArchiveProvider
+    from my_agent_core.memory.providers.items import RecallItem
+
+__all__ = ["add_recall_command", "run"]
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def add_recall_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `recall` on the `my-agent` sub-command parsers."""
+    parser = sub.add_parser(
+        "recall", help="search the archive of earlier turns and removed memory entries"
+    )
+    parser.add_argument("query", nargs="*", metavar="QUERY", help="words to look for")
+    parser.add_argument(
+        "--dir", type=Path, help="workspace folder, or its .my_agent_core/memory (default: .)"
+    )
+    parser.add_argument("--limit", type=int, default=10, help="how many items (10)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--provider", help="archive (default) or postgres (DSN from MY_AGENT_PG_DSN)"
+    )
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--list", action="store_true", help="list items, newest first")
+    what.add_argument("--show", metavar="ID", help="print one item in full")
+    what.add_argument("--delete", metavar="ID", help="delete one item from the archive")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 0 with results, 1 when nothing matched (or no such item), 2 on bad usage."""
+    args.query = " ".join(args.query or []).strip()
+    if not (args.query or args.list or args.show or args.delete):
+        print("my-agent: recall needs a QUERY (or --list, --show ID, --delete ID)", file=sys.stderr)
+        return 2
+    try:
+        archive = _open(args)
+    except Exception as exc:  # a person's tool: say why, never a traceback
+        print(f"my-agent: {exc}", file=sys.stderr)
+        return 2
+    if archive is None:
+        return 1
+    try:
+        return _dispatch(archive, args)
+    finally:
+        archive.shutdown()
+
+
+def _open(args: argparse.Namespace) -> IndexedArchiveProvider | None:
+    from my_agent_core.memory.providers.registry import (
+        ProviderContext,
+        create_provider,
+        provider_name,
+    )
+
+    folder = _workspace_folder(args.dir if args.dir is not None else Path.cwd())
+    name = args.provider or provider_name()
+    if name == "archive":
+        from my_agent_core.memory.providers.archive import archive_path, open_archive
+
+        if not archive_path(folder, create=False).exists():
+            print(f"my-agent: no archive yet in {folder}", file=sys.stderr)
+            return None
+        return open_archive(folder, report=lambda message: print(message, file=sys.stderr))
+    from my_agent_core.memory.providers.indexed import IndexedArchiveProvider
+
+    provider = create_provider(name, ProviderContext(folder))
+    if not isinstance(provider, IndexedArchiveProvider):
+        raise ValueError(f"the memory provider {name!r} has no archive to search from here")
+    return provider
+
+
+def _dispatch(archive: IndexedArchiveProvider, args: argparse.Namespace) -> int:
+    if args.delete:
+        if not archive.delete(args.delete):
+            print(f"my-agent: no archived item {args.delete}", file=sys.stderr)
+            return 1
+        print(f"Deleted archived item {args.delete}.")
+        return 0
+    if args.show:
+        item = archive.get(args.show)
+        if item is None:
+            print(f"my-agent: no archived item {args.show}", file=sys.stderr)
+            return 1
+        items = [item]
+    elif args.list:
+        items = archive.list_items(max(1, args.limit))
+    else:
+        items = archive.search_items(args.query, max(1, args.limit))
+    if args.json:
+        print(json.dumps([item.to_hit() for item in items], ensure_ascii=False, indent=2))
+    else:
+        for item in items:
+            _print(item, full=bool(args.show))
+    return 0 if items else 1
+
+
+def _print(item: RecallItem, *, full: bool) -> None:
+    header = f"{item.id:>6}  {item.date or '----------'}  {item.label}"
+    text = _CONTROL.sub("?", item.text)  # archived text may hold terminal escapes
+    if full:
+        print(f"{header}\n{text}\n")
+        return
+    flat = " ".join(text.split())
+    print(f"{header}\n        {flat if len(flat) <= 160 else flat[:159] + '…'}")
+
+
+def _workspace_folder(path: Path) -> Path:
+    """The workspace folder of PATH: PATH itself, or the folder holding its .my_agent_core."""
+    resolved = path.absolute()
+    if resolved.name == "memory" and resolved.parent.name == ".my_agent_core":
+        return resolved.parent.parent
+    if resolved.name == ".my_agent_core":
+        return resolved.parent
+    return resolved
