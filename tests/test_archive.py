@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.support.recall_corpus import RELATED, REMOVED, TURNS, UNRELATED
 
 from my_agent_core.memory import MemoryStore
 from my_agent_core.memory.providers import MemoryManager, make_memory_search_tool
 from my_agent_core.memory.providers.archive import ArchiveProvider, archive_path
 from my_agent_core.memory.providers.indexed import MAX_FIELD_CHARS
+from tests.support.recall_corpus import RELATED, REMOVED, TURNS, UNRELATED
 
 
 @pytest.fixture

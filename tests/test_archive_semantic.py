@@ -9,10 +9,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from tests.support.recall_corpus import PARAPHRASES, RELATED, REMOVED, TURNS, UNRELATED
 
 from my_agent_core.memory.providers import ProviderContext, build_manager, semantic
 from my_agent_core.memory.providers.items import RecallItem
+from tests.support.recall_corpus import PARAPHRASES, RELATED, REMOVED, TURNS, UNRELATED
 
 
 def test_without_the_extra_semantic_falls_back_to_keywords(tmp_path: Path) -> None:

@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.support.postgres import PgCluster, throwaway_cluster, unavailable
-from tests.support.recall_corpus import RELATED, REMOVED, TURNS, UNRELATED
 
 from my_agent_core.memory.providers import ProviderContext, build_manager
 from my_agent_core.memory.providers.indexed import ArchiveError
 from my_agent_core.memory.providers.postgres import SCHEMA_VERSION, PostgresProvider
+from tests.support.postgres import PgCluster, throwaway_cluster, unavailable
+from tests.support.recall_corpus import RELATED, REMOVED, TURNS, UNRELATED
 
 pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
 

@@ -113,7 +113,9 @@ def test_a_huge_ambiguous_old_text_is_quoted_only_in_part(mem_dir: Path) -> None
 
 
 def test_a_listing_of_a_huge_file_is_bounded_but_still_helps(mem_dir: Path) -> None:
-    entries = [f"fact {n}: " + "y" * 90 for n in range(2_000)]  # about 200 KB: loads, far over budget
+    entries = [
+        f"fact {n}: " + "y" * 90 for n in range(2_000)
+    ]  # about 200 KB: loads, far over budget
     write(mem_dir, entries)
     store = MemoryStore(mem_dir)
     message = error_of(store.add, "memory", "one more")
@@ -204,7 +206,9 @@ def test_a_batch_on_an_empty_file_is_not_refused_for_emptiness(mem_dir: Path) ->
 
 
 def test_a_file_far_over_budget_does_not_go_whole_into_the_prompt(mem_dir: Path) -> None:
-    entries = [f"entry {n} " + "q" * 100 for n in range(2_000)]  # about 220 KB, under the read bound
+    entries = [
+        f"entry {n} " + "q" * 100 for n in range(2_000)
+    ]  # about 220 KB, under the read bound
     write(mem_dir, entries)
     store = MemoryStore(mem_dir)
     store.load_from_disk()
