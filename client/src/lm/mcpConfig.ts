@@ -83,7 +83,9 @@ export function planMcpConfig(text: string | undefined, entry: McpServerEntry, n
     if (existing !== undefined && sameEntry(existing, entry)) {
         return { kind: 'unchanged' };
     }
-    const edits = modify(source, ['servers', name], entry, { formattingOptions: formatting });
+    // A new entry goes first in `servers`: jsonc-parser then formats only the inserted text, so every other
+    // entry keeps its exact bytes (inserted last, the formatter also re-lays out the previous entry).
+    const edits = modify(source, ['servers', name], entry, { formattingOptions: formatting, getInsertionIndex: () => 0 });
     const next = applyEdits(source, edits);
     return existing === undefined ? { kind: 'add', text: next } : { kind: 'conflict', text: next, existing };
 }

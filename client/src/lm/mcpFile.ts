@@ -95,7 +95,7 @@ export function readMcpFile(folder: string): McpFileText {
                 throw new McpFileError(`${file} grew while it was read: try again.`);
             }
         }
-        let text = new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, read), { stream: false });
+        let text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(buf.subarray(0, read), { stream: false });
         const bom = text.startsWith('\uFEFF');
         if (bom) {
             text = text.slice(1);

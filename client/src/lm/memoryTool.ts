@@ -176,6 +176,9 @@ export class MemoryLanguageModelTool implements vscode.LanguageModelTool<unknown
         if (!client) {
             return toolResult(`Error: ${vscode.l10n.t('The My Agent language server is not running, so nothing was written.')}`);
         }
+        if (token.isCancellationRequested) {
+            throw new vscode.CancellationError();
+        }
         const params: MemoryToolParams = { folder: folder.uri.toString(), arguments: input };
         try {
             const raw = await client.sendRequest<unknown>(Methods.memoryTool, params, token);
