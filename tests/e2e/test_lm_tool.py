@@ -3,8 +3,10 @@ and calls `vscode.lm.invokeTool`; VS Code asks the user first (declined once, ac
 call reaches the language server (`myAgent/memory/tool`), lands in MEMORY.md, is journaled as written by
 `vscode-lm:...`, and the Memory view shows the new entry.
 
-The "other extension" is an extension-host test module (tests/e2e/host/lm_tool_host.js) loaded through
-code-server's `extensionTestsPath` payload, so the calls go through the real VS Code API.
+The "other extension" is tests/e2e/host/lm-caller, loaded beside the installed .vsix as a development
+extension (code-server's `extensionDevelopmentPath` payload), so the calls go through the real VS Code API
+and the real confirmation dialog. (An `extensionTestsPath` module would not do: during extension tests
+VS Code answers every confirmation with "yes" without showing it.)
 """
 
 from __future__ import annotations
@@ -52,14 +54,10 @@ def workspace_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _payload_url(s: Session) -> str:
-    """The workbench URL that loads the installed extension as the development one, plus the host test."""
-    found = sorted(s.server.extensions_dir.glob(f"{s.ext_id}-*"))
-    assert found, f"{s.ext_id} is not in {s.server.extensions_dir}"
+    """The workbench URL that also loads the calling extension (as a development extension)."""
+    assert sorted(s.server.extensions_dir.glob(f"{s.ext_id}-*")), "the .vsix is not installed"
     remote = f"vscode-remote://127.0.0.1:{s.server.port}"
-    payload = [
-        ["extensionDevelopmentPath", f"{remote}{found[-1]}"],
-        ["extensionTestsPath", f"{remote}{v.HERE / 'host' / 'lm_tool_host.js'}"],
-    ]
+    payload = [["extensionDevelopmentPath", f"{remote}{v.HERE / 'host' / 'lm-caller'}"]]
     return f"{s.server.url}&payload={urllib.parse.quote(json.dumps(payload))}"
 
 

@@ -1,9 +1,11 @@
 'use strict';
-// Runs INSIDE code-server's extension host (the `extensionTestsPath` payload), as another extension would:
-// it finds the memory tool in vscode.lm.tools and calls vscode.lm.invokeTool twice (the user declines the
-// first confirmation, accepts the second). Every step is written to status.json in MY_AGENT_E2E_HOST_DIR;
-// the Python side (tests/e2e/test_lm_tool.py) answers the dialogs, checks the files and the Memory view, then
-// writes `release` so run() returns (VS Code ends the extension host once the tests are over).
+// Another extension, loaded into code-server as a development extension (`extensionDevelopmentPath`
+// payload) beside the installed My Agent: once startup finished it finds the memory tool in vscode.lm.tools
+// and calls vscode.lm.invokeTool twice (the user declines the first confirmation and accepts the second).
+// Every step is written to status.json in MY_AGENT_E2E_HOST_DIR; the Python side (tests/e2e/test_lm_tool.py)
+// answers the dialogs, checks the files and the Memory view, then writes `release`.
+// Not an `extensionTestsPath` module: in extension tests VS Code answers every confirmation dialog with
+// "yes" without showing it, and the point is to see the user decide.
 const fs = require('fs');
 const path = require('path');
 const vscode = require('vscode');
@@ -47,7 +49,13 @@ async function invoke(input) {
     }
 }
 
-exports.run = async function run() {
+exports.activate = function activate() {
+    void scenario();
+};
+
+exports.deactivate = function deactivate() {};
+
+async function scenario() {
     if (!dir) {
         throw new Error('MY_AGENT_E2E_HOST_DIR is not set');
     }
@@ -79,4 +87,4 @@ exports.run = async function run() {
     } catch (e) {
         report('error', { message: String((e && e.stack) || e) });
     }
-};
+}
