@@ -79,7 +79,8 @@ def vscode(
         url_for=_payload_url,
     )
     yield session
-    (host_dir / "release").write_text("done", encoding="utf-8")
+    for name in ("round2", "release"):
+        (host_dir / name).write_text("done", encoding="utf-8")
     stop_session(session)
 
 
@@ -161,6 +162,7 @@ def test_a_declined_confirmation_writes_nothing(vscode: Session, host_dir: Path)
     assert ENTRY in message
     assert ".my_agent_core/memory/MEMORY.md" in message
     declined = wait_step(host_dir, "declined", 30)
+    (host_dir / "round2").write_text("go", encoding="utf-8")
     assert declined["ok"] is False, declined
     assert memory.read_bytes() == before
 

@@ -79,6 +79,8 @@ async function scenario() {
         report('invoking', { round: 1 }); // the Python side declines this one
         report('declined', await invoke(input));
 
+        // The next dialog waits for the test: shown at once, it could be mistaken for the first one.
+        await until(() => fs.existsSync(path.join(dir, 'round2')), 120000, 'the round2 file');
         report('invoking', { round: 2 }); // ... and accepts this one
         report('invoked', await invoke(input));
 
