@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..tools import clean_text
-from .usage import usage_figures
+from .usage import RequestUsage, read_usage
 
 __all__ = ["StepResult", "StreamAssembler", "StreamCancelled", "StreamingRequest"]
 
@@ -41,7 +41,7 @@ class StepResult:
 
     text: str
     tool_calls: list[ToolCallSlot]
-    usage: tuple[int, int, int] | None
+    usage: RequestUsage | None
     finish_reason: str | None
 
 
@@ -57,13 +57,23 @@ class StreamAssembler:
         self._held = ""
         self._slots: dict[int, ToolCallSlot] = {}
         self._order: list[int] = []
-        self.usage: tuple[int, int, int] | None = None
+        self._usage: object = None
+        self._timings: object = None
         self.finish_reason: str | None = None
 
+    @property
+    def usage(self) -> RequestUsage | None:
+        """The usage of the response so far: the last `usage` object, with llama.cpp's `timings`
+        (which may arrive in another chunk; the SDK keeps the unknown field in `model_extra`)."""
+        return read_usage(self._usage, self._timings)
+
     def feed(self, chunk: Any) -> str:
-        figures = usage_figures(getattr(chunk, "usage", None))
-        if figures is not None:
-            self.usage = figures
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self._usage = usage
+        extra = getattr(chunk, "model_extra", None)
+        if isinstance(extra, dict) and extra.get("timings") is not None:
+            self._timings = extra["timings"]
         choices = getattr(chunk, "choices", None) or []
         if not choices:
             return ""
