@@ -155,10 +155,15 @@ def _boundaries(history: Sequence[Message]) -> tuple[list[int], list[int]]:
 
 
 def plan_compaction(
-    history: Sequence[Message], *, keep_tokens: int, estimate: TokenEstimate
+    history: Sequence[Message],
+    *,
+    keep_tokens: int,
+    estimate: TokenEstimate,
+    max_tokens: int | None = None,
 ) -> CompactionPlan | None:
-    """Keep the most recent turns that fit `keep_tokens` (at least the latest turn, or its latest
-    step when the turn alone is bigger); None when there is nothing older to summarise."""
+    """Where to cut: the earliest whole turn from which the rest fits `keep_tokens`; else the latest
+    whole turn if it fits `max_tokens` (default: `keep_tokens`); else the earliest step of the
+    latest turn that fits either; else the latest step alone. None when nothing older is left."""
     turns, steps = _boundaries(history)
     if not steps:
         return None
@@ -166,16 +171,16 @@ def plan_compaction(
     suffix = [0] * (len(history) + 1)
     for i in range(len(history) - 1, -1, -1):
         suffix[i] = suffix[i + 1] + sizes[i]
-    limit = keep_tokens / max(estimate.ratio, 1e-9)
-
-    def fits(i: int) -> bool:
-        return suffix[i] <= limit
-
-    chosen = next((i for i in turns if fits(i)), None)
+    ratio = max(estimate.ratio, 1e-9)
+    preferred = keep_tokens / ratio
+    ceiling = max(keep_tokens, max_tokens if max_tokens is not None else keep_tokens) / ratio
+    chosen = next((i for i in turns if suffix[i] <= preferred), None)
+    if chosen is None and turns and suffix[turns[-1]] <= ceiling:
+        chosen = turns[-1]
     if chosen is None:
-        chosen = next((i for i in steps if fits(i)), None)
+        chosen = next((i for i in steps if suffix[i] <= preferred), None)
     if chosen is None:
-        chosen = steps[-1]
+        chosen = next((i for i in steps if suffix[i] <= ceiling), steps[-1])
     return CompactionPlan(chosen, list(history[1:chosen]), list(history[chosen:]))
 
 

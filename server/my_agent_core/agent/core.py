@@ -576,7 +576,14 @@ class Agent:
                 compacted_for_context = True
                 self._learn_window(exc)
                 if not self._compact("context_error", turn).compacted:
-                    raise
+                    raise AgentError(
+                        f"{exc.message} (compacting the session would not help: the latest "
+                        "messages alone are too long for the model's context window; send a "
+                        "shorter message or attach less)",
+                        kind="context_length",
+                        status=exc.status,
+                        context_limit=exc.context_limit,
+                    ) from exc
                 step -= 1
                 continue
             self._check_cancel()
@@ -723,6 +730,14 @@ class Agent:
             raise AgentError("compact() cannot be called from inside a running turn.", kind="busy")
         return self._guarded(lambda turn: self._compact("manual", turn))
 
+    def _summary_view(self, cut: int) -> list[Message]:
+        """The older part (before `cut`) as the compaction requests send it when the whole history
+        does not fit: its oldest turns left out until it fits the window with the tools."""
+        tools = self._estimate.of(self._tool_schemas)
+        budget = int(self.context_window * SUMMARY_VIEW_SHARE) - tools
+        view, _ = trim_to_fit(self._messages[:cut], max_tokens=budget, estimate=self._estimate)
+        return view
+
     def _compact(self, reason: CompactionReason, turn: TurnUsage) -> CompactionResult:
         """Replace the older turns by the model's summary (see compaction.py); the system message
         stays the same object, the latest turns stay verbatim."""
@@ -730,27 +745,39 @@ class Agent:
         nothing = CompactionResult(False, reason, before, before)
         self._calibrate()
         window = self.context_window
-        keep = int(window * self.compaction.keep())
+        # The kept turns fill at most `keep_share` of the window, and leave the compacted prompt
+        # (system message, tools, summary, kept turns) at half the threshold or less, so the session
+        # does not compact again right away.
+        fixed = self._estimate.of(self._messages[:1]) + self._estimate.of(self._tool_schemas)
+        keep = min(int(window * self.compaction.keep()), self._threshold() // 2 - fixed)
         if reason == "manual":  # the user asked: keep the latest turn only (if it fits)
             starts = [i for i, m in enumerate(self._messages) if i > 1 and m.get("role") == "user"]
             if not starts:
                 return nothing
             keep = min(keep, self._estimate.of(self._messages[starts[-1] :]))
-        plan = plan_compaction(self._messages, keep_tokens=keep, estimate=self._estimate)
+        plan = plan_compaction(
+            self._messages,
+            keep_tokens=keep,
+            estimate=self._estimate,
+            max_tokens=int(window * self.compaction.keep()),
+        )
         if plan is None:
             return nothing
         if reason == "threshold" and self._estimate.of(plan.older) < window * MIN_COMPACTION_SHARE:
             self._last_prompt_tokens = None  # not worth it now; look again after the next request
             return nothing
+        if reason == "context_error":
+            kept = self._estimate.of([self._messages[0], *plan.recent])
+            kept += self._estimate.of(self._tool_schemas)
+            if (
+                kept > window * 0.95
+            ):  # compacting cannot help: the latest messages alone are too long
+                return nothing
         self._compaction_turn = turn
         system = self._messages[0]
         view = list(self._messages)
         if reason == "context_error":
-            view, _ = trim_to_fit(
-                self._messages[: plan.cut],
-                max_tokens=int(window * SUMMARY_VIEW_SHARE),
-                estimate=self._estimate,
-            )
+            view = self._summary_view(plan.cut)
         try:
             history, _summary, saved = run_compaction(self, view, plan, system=system)
         except AgentError as exc:
@@ -758,14 +785,13 @@ class Agent:
                 raise
             # The estimate was off: the whole history no longer fits; summarise the older part.
             self._learn_window(exc)
-            view, _ = trim_to_fit(
-                self._messages[: plan.cut],
-                max_tokens=int(self.context_window * SUMMARY_VIEW_SHARE),
-                estimate=self._estimate,
-            )
+            view = self._summary_view(plan.cut)
             history, _summary, saved = run_compaction(self, view, plan, system=system)
+        # Messages of this turn that no request has carried yet (the user message whose first
+        # request was refused) are still this turn's: a failure rolls them back after a compaction too.
+        unsent = min(max(0, len(self._messages) - self._keep), len(plan.recent))
         self._messages = history
-        self._keep = len(history)
+        self._keep = len(history) - unsent
         self._last_prompt_tokens = None
         self._last_request_size = None
         self.meter.note_compaction()
