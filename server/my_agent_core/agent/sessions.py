@@ -73,6 +73,8 @@ HEAD_BYTES = 1024 * 1024
 #: The last commit record is looked for in the last this many bytes for a listing.
 TAIL_BYTES = 256 * 1024
 TITLE_CHARS = 80
+#: A file modified this long after its last commit record was written is read whole for a listing.
+MTIME_SLACK_S = 2.0
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _ROLES = frozenset({"user", "assistant", "tool"})
 
@@ -700,7 +702,7 @@ class SessionStore:
             return None
         opened = _is_open(path)
         try:
-            return _quick_info(path, session_id, opened) or _full_info(
+            return _quick_info(path, session_id, opened, st) or _full_info(
                 path, session_id, opened, self
             )
         except SessionError as exc:
@@ -771,9 +773,12 @@ def _remove_unless_open(path: Path) -> bool:
         os.close(fd)
 
 
-def _quick_info(path: Path, session_id: str, opened: bool) -> SessionInfo | None:
+def _quick_info(
+    path: Path, session_id: str, opened: bool, st: os.stat_result
+) -> SessionInfo | None:
     """The listing from the header line and the last commit record, without reading the middle;
-    None when the tail holds no commit (then the whole file is read)."""
+    None (then the whole file is read) when the tail holds no commit, or when the file changed
+    after its last commit was written (edited by hand, or by a writer that has not committed)."""
     head = read_regular(path, max_bytes=HEAD_BYTES, truncate=True, name=path.name) or b""
     end = head.find(b"\n")
     if end < 0:
@@ -803,12 +808,14 @@ def _quick_info(path: Path, session_id: str, opened: bool) -> SessionInfo | None
         if not isinstance(commit, dict) or not isinstance(commit.get("n"), int):
             return None
         at = commit.get("at")
+        if not isinstance(at, (int, float)) or st.st_mtime > at + MTIME_SLACK_S:
+            return None
         title = commit.get("title")
         return SessionInfo(
             header.id,
             title_of(title) if isinstance(title, str) else "",
             header.created,
-            float(at) if isinstance(at, (int, float)) else header.created,
+            float(at),
             commit["n"],
             header.folder,
             header.model,
