@@ -25,7 +25,7 @@ def usages(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _shared(a: bytes, b: bytes) -> int:
-    for index, (x, y) in enumerate(zip(a, b)):
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return index
     return min(len(a), len(b))
