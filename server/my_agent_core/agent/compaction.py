@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ..memory.render import cut, quote, render_summary
+from ..memory.render import SUMMARY_TAG, cut, quote, render_summary
 from .messages import Message, assistant_message, text_message, tool_message
 from .stream import StepResult, ToolCallSlot
 
@@ -243,6 +243,16 @@ def _scope(plan: CompactionPlan) -> str:
         "every message before your latest tool step of the current turn (that step and what "
         "follows it stay verbatim)"
     )
+
+
+def is_compaction_output(message: Message) -> bool:
+    """True for the summary message and the acknowledgement a compaction put into the history."""
+    content = message.get("content")
+    if not isinstance(content, str):
+        return False
+    if message.get("role") == "user":
+        return content.startswith(f"<{SUMMARY_TAG}>\n")
+    return message.get("role") == "assistant" and content == ACKNOWLEDGEMENT
 
 
 def fallback_summary(older: Sequence[Message]) -> str:

@@ -26,6 +26,7 @@ from .compaction import (
     CompactionResult,
     CompactionSettings,
     TokenEstimate,
+    is_compaction_output,
     message_chars,
     plan_compaction,
     run_compaction,
@@ -763,6 +764,8 @@ class Agent:
         )
         if plan is None:
             return nothing
+        if reason != "context_error" and all(is_compaction_output(m) for m in plan.older):
+            return nothing  # only the last summary is older: nothing new to summarise
         if reason == "threshold" and self._estimate.of(plan.older) < window * MIN_COMPACTION_SHARE:
             self._last_prompt_tokens = None  # not worth it now; look again after the next request
             return nothing
