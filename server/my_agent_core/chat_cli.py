@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import queue
 import sys
@@ -223,7 +224,7 @@ def _loop(
             else:
                 print(HELP, file=out)
             continue
-        _work(agent, lambda text=text: agent.run(text), view, approver, cancel, answers)
+        _work(agent, functools.partial(agent.run, text), view, approver, cancel, answers)
 
 
 def _resume(record: SessionRecord, memory_dir: Any, options: dict[str, Any]) -> Agent:

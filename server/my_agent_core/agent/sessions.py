@@ -22,6 +22,7 @@ owner-only: e.g. shipped inside a cloned repository) is refused before it is rea
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import errno
 import fcntl
@@ -729,13 +730,13 @@ class SessionStore:
         if not _remove_unless_open(path):
             raise SessionBusy(f"the session {session_id} is open; close it before deleting it")
 
-    def prune(self, *, keep: Iterable[str] = (), now: float | None = None) -> list[str]:
+    def prune(self, *, keep: Iterable[str] = (), now: float | None = None) -> builtins.list[str]:
         """Delete sessions beyond `max_count` (newest kept) or not updated for `max_age_days`,
         never one that is open (anywhere) or named in `keep`. Returns the ids deleted."""
         keep_ids = set(keep)
         moment = time.time() if now is None else now
         oldest = moment - self.max_age_days * 86400
-        deleted: list[str] = []
+        deleted: builtins.list[str] = []
         for index, info in enumerate(self.list()):
             if index < self.max_count and info.updated >= oldest:
                 continue

@@ -99,12 +99,15 @@ class StreamAssembler:
         return clean_text(held)
 
     def _feed_call(self, call: Any) -> None:
-        index = getattr(call, "index", None)
+        given = getattr(call, "index", None)
         call_id = getattr(call, "id", None) or ""
-        if index is None:  # some providers omit the index: a new id starts a new call
+        index: int
+        if isinstance(given, int):
+            index = given
+        else:  # some providers omit the index: a new id starts a new call
             last = self._order[-1] if self._order else None
             same = last is not None and (not call_id or self._slots[last].id in ("", call_id))
-            index = last if same else len(self._order)
+            index = last if same and last is not None else len(self._order)
         slot = self._slots.get(index)
         if slot is None:
             slot = self._slots[index] = ToolCallSlot()
@@ -181,7 +184,8 @@ class StreamingRequest:
         kind, value = item
         if kind == "error":
             raise value
-        return value
+        result: StepResult = value
+        return result
 
     def run(self) -> None:
         """Called on the worker thread."""
