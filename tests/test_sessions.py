@@ -507,3 +507,17 @@ def test_a_full_disk_keeps_the_chat_going_and_saves_once_there_is_room(
         assert agent.persist_error is None
         agent.close()
         assert store.load(agent.session_id).messages == agent.messages[1:]
+
+
+def test_a_writer_nobody_closed_releases_the_session(fake, client, folder, store) -> None:
+    import gc
+
+    agent = Agent(model="m", client=client, memory_dir=False, sessions=store)
+    fake.add({"content": "one"})
+    agent.run("first")
+    session_id = agent.session_id
+    assert store.list()[0].open
+    del agent
+    gc.collect()
+    assert not store.list()[0].open
+    Agent.resume(store.load(session_id), sessions=store, client=client).close()

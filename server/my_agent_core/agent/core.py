@@ -158,6 +158,10 @@ class Agent:
         self.request_options = dict(request_options or {})
         self.sessions = sessions
         self.session_meta: dict[str, Any] = dict(session_meta or {})
+        try:
+            json.dumps(self.session_meta)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"session_meta must be JSON data (it is persisted): {exc}") from None
         self.compaction = compaction or CompactionSettings()
         self.cache_policy = cache_policy or CachePolicy()
         self.cancel_token: CancelEvent = cancel_token if cancel_token is not None else CancelEvent()

@@ -34,6 +34,7 @@ import re
 import stat
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -488,6 +489,9 @@ class SessionWriter:
     def __init__(self, path: Path, fd: int, size: int, *, sync: bool = True) -> None:
         self.path = path
         self._fd: int | None = fd
+        # A writer dropped without close() (an agent nobody closed) still releases the file and its
+        # lock when it is collected, so no session stays locked for the life of the process.
+        self._release = weakref.finalize(self, os.close, fd)
         self._size = size
         self._pending: list[bytes] = []
         self._synced: threading.Event | None = None
@@ -600,7 +604,7 @@ class SessionWriter:
             return
         if self._synced is not None:
             self._synced.wait(10)
-        os.close(fd)
+        self._release()
 
 
 def _stat(path: Path) -> os.stat_result | None:
@@ -636,7 +640,7 @@ class SessionStore:
         max_age_days: float = DEFAULT_MAX_AGE_DAYS,
         sync: bool = True,
     ) -> None:
-        self.folder = Path(folder)
+        self.folder = Path(os.path.abspath(folder))
         self.max_count = max_count if isinstance(max_count, int) and max_count > 0 else 50
         ok_age = isinstance(max_age_days, (int, float)) and max_age_days > 0
         self.max_age_days = float(max_age_days) if ok_age else float(DEFAULT_MAX_AGE_DAYS)

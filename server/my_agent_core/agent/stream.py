@@ -251,3 +251,4 @@ class StreamWorker:
                         return
                 continue
             job.run()
+            del job  # an idle worker must not keep the last request (and its agent) alive
