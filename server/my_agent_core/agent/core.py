@@ -21,29 +21,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..memory.render import Attachment, render_attachments
 from ..tools import Tool, ToolResult, clean_text, tool
-from .compaction import (
-    CompactionReason,
-    CompactionResult,
-    CompactionSettings,
-    TokenEstimate,
-    is_compaction_output,
-    message_chars,
-    plan_compaction,
-    run_compaction,
-    trim_to_fit,
-)
+from .compaction import CompactionReason, CompactionResult, CompactionSettings, run_compaction
+from .compactor import SessionCompactor
 from .errors import AgentCancelled, AgentConfigError, AgentError, endpoint_error
 from .layer2 import SessionProvider
 from .messages import Message, assistant_message, text_message, tool_message
 from .prompt import build_system_prompt
-from .sessions import (
-    SessionHeader,
-    SessionRecord,
-    SessionStore,
-    SessionWriter,
-    new_session_id,
-    title_of,
-)
+from .recorder import SessionRecorder
+from .sessions import SessionHeader, SessionRecord, SessionStore, new_session_id, title_of
 from .stream import StepResult, StreamCancelled, StreamingRequest, StreamWorker, ToolCallSlot
 from .usage import CacheMeter, CachePolicy, LastRequest, TurnUsage, Usage
 
@@ -59,12 +44,6 @@ DEFAULT_MAX_STEPS = 20
 MEMORY_FAILURE_LIMIT = 3
 MEMORY_TOOL_NAME = "memory"
 CWD_MEMORY_DIR = Path(".my_agent_core") / "memory"
-#: A threshold compaction is skipped when the older part is smaller than this share of the window
-#: (it would free little and cost two requests).
-MIN_COMPACTION_SHARE = 0.05
-#: After a context-length error the older part sent for summarising must fit this share of the window.
-SUMMARY_VIEW_SHARE = 0.7
-
 _T = TypeVar("_T")
 EventCallback = Callable[[dict[str, Any]], None]
 CancelEvent = threading.Event
@@ -156,7 +135,6 @@ class Agent:
         self.instructions = instructions
         self.context_block = context_block
         self.request_options = dict(request_options or {})
-        self.sessions = sessions
         self.session_meta: dict[str, Any] = dict(session_meta or {})
         try:
             json.dumps(self.session_meta)
@@ -192,8 +170,6 @@ class Agent:
         if duplicates:
             raise ValueError(f"duplicate tool names: {', '.join(duplicates)}")
         self._tools_by_name = {t.name: t for t in self.tools}
-        if self.provider is not None:
-            self.provider.attach(self.memory_store)
 
         self._run_lock = threading.Lock()
         self._state_lock = threading.Lock()
@@ -201,17 +177,17 @@ class Agent:
         self._active_request: StreamingRequest | None = None
         self._worker = StreamWorker()
         self._memory_failures = 0
-        self._writer: SessionWriter | None = None
-        self._reported_persist_error: str | None = None
+        self._recorder = SessionRecorder(sessions, self._emit)
         self._closed = False
-        self._learned_window: int | None = None
-        self._estimate = TokenEstimate()
+        self._compactor = SessionCompactor(self.compaction, lambda: self.model)
         self._compaction_turn = TurnUsage()
         self._keep = 0
         if resume is not None:
             self._resume_session(resume)
         else:
             self._start_session(session_id)
+        if self.provider is not None:  # last: a refused resume leaves the store untouched
+            self.provider.attach(self.memory_store)
 
     @classmethod
     def resume(
@@ -255,15 +231,20 @@ class Agent:
         return list(self._tool_schemas)
 
     @property
+    def sessions(self) -> SessionStore | None:
+        """Where this agent's sessions are persisted (None: not persisted, or no longer can be)."""
+        return self._recorder.store
+
+    @property
     def persist_error(self) -> str | None:
         """Why the session is not fully on disk right now (a full disk), else None."""
-        return self._writer.error if self._writer is not None else None
+        return self._recorder.error
 
     @property
     def context_window(self) -> int:
         """The context window this session plans with: learned from an endpoint error, set, or from
         the model table."""
-        return self._learned_window or self.compaction.window(self.model)
+        return self._compactor.window
 
     def snapshot_entries(self, target: str) -> list[str]:
         """The memory entries frozen into THIS session's system prompt (for a resumed session, the
@@ -294,8 +275,21 @@ class Agent:
         self.title: str = ""
         self.usage = Usage()
         self.meter = CacheMeter(self.cache_policy)
-        self._last_prompt_tokens: int | None = None
-        self._last_request_size: tuple[int, int] | None = None  # (messages, prompt tokens)
+        self._compactor.forget()
+        self._recorder.start(self._header)
+
+    def _header(self) -> SessionHeader:
+        store = self._recorder.store
+        return SessionHeader(
+            self.session_id,
+            str(store.folder) if store is not None else "",
+            self.model or "",
+            self.system_prompt,
+            self._tool_schemas,
+            self.created,
+            self._snapshot,
+            self.session_meta,
+        )
 
     def _resume_session(self, record: SessionRecord) -> None:
         if self.memory_store is not None:
@@ -315,10 +309,8 @@ class Agent:
         self.meter = CacheMeter(
             self.cache_policy, LastRequest.from_dict(record.last_request), resumed=True
         )
-        self._last_prompt_tokens = None
-        self._last_request_size = None
-        assert self.sessions is not None
-        self._writer = SessionWriter.reopen(record, sync=self.sessions.sync)
+        self._compactor.forget()
+        self._recorder.resume(record)
 
     def _set_schemas(self, schemas: list[dict[str, Any]]) -> None:
         self._tool_schemas: list[dict[str, Any]] = schemas
@@ -353,9 +345,7 @@ class Agent:
     def _end_session(self) -> None:
         if self.provider is not None:
             self.provider.end_session(self._messages)
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        self._recorder.end()
 
     def spawn_subagent(
         self,
@@ -384,65 +374,25 @@ class Agent:
 
     # --- persistence ---------------------------------------------------------------------------------
 
-    def _persist(self, record: dict[str, Any]) -> None:
-        """Write one record of this session (the file is created with its first message)."""
-        if self.sessions is None or self._closed:
-            return
-        if self._writer is None:
-            if record.get("t") != "msg":
-                return  # nothing was ever written: nothing to roll back or commit
-            header = SessionHeader(
-                self.session_id,
-                str(self.sessions.folder),
-                self.model or "",
-                self.system_prompt,
-                self._tool_schemas,
-                self.created,
-                self._snapshot,
-                self.session_meta,
-            )
-            try:
-                self._writer = self.sessions.create(header)
-            except (OSError, ValueError) as exc:  # SessionError, PathRefused: keep chatting
-                self._report_persist_error(f"the session is not saved: {exc}")
-                self.sessions = None
-                return
-            if not self._writer.error:
-                for message in self._messages[1:-1]:  # messages of a history that had no file yet
-                    self._writer.append({"t": "msg", "m": message})
-        self._writer.append(record)
-        self._report_persist_error(self._writer.error)
-
     def _commit(self) -> None:
-        if self._writer is None:
-            return
         last = self.meter.last
-        self._writer.commit(
-            {
-                "t": "commit",
-                "n": len(self._messages) - 1,
-                "at": self._clock(),
-                "title": self.title,
-                "usage": self.usage.totals(),
-                "last": last.as_dict() if last is not None else None,
-            }
+        self._recorder.commit(
+            len(self._messages) - 1,
+            self._clock(),
+            self.title,
+            self.usage.totals(),
+            last.as_dict() if last is not None else None,
         )
-        self._report_persist_error(self._writer.error)
-
-    def _report_persist_error(self, error: str | None) -> None:
-        if error and error != self._reported_persist_error:
-            log.warning("%s", error)
-            self._emit({"kind": "session_error", "message": error})
-        self._reported_persist_error = error
 
     def _append(self, message: Message) -> None:
         self._messages.append(message)
-        self._persist({"t": "msg", "m": message})
+        if not self._closed:
+            self._recorder.message(self._messages)
 
     def _rollback(self, keep: int) -> None:
         if keep < len(self._messages):
             del self._messages[keep:]
-            self._persist({"t": "cut", "n": keep - 1})
+            self._recorder.cut(keep - 1)
 
     # --- cancellation --------------------------------------------------------------------------------
 
@@ -579,7 +529,7 @@ class Agent:
                         context_limit=exc.context_limit,
                     ) from exc
                 compacted_for_context = True
-                self._learn_window(exc)
+                self._compactor.learn(exc, self._messages, self._tool_schemas)
                 if not self._compact("context_error", turn).compacted:
                     raise AgentError(
                         f"{exc.message} (compacting the session would not help: the latest "
@@ -685,11 +635,8 @@ class Agent:
                 event["cache_drop"] = drop.as_dict()
             self._emit(event)
         if main:
-            tokens = usage.prompt_tokens if usage is not None and usage.prompt_tokens else None
-            if tokens is None:
-                tokens = self._estimate.of(messages) + self._estimate.of(self._tool_schemas)
-            self._last_prompt_tokens = tokens
-            self._last_request_size = (len(messages), tokens)
+            tokens = usage.prompt_tokens if usage is not None else None
+            self._compactor.observed(messages, self._tool_schemas, tokens)
         return result
 
     # --- compaction ----------------------------------------------------------------------------------
@@ -704,29 +651,8 @@ class Agent:
     def compaction_memory_call(self, call: ToolCallSlot) -> str:
         return self._call_tool(call).as_message_text()
 
-    def _threshold(self) -> int:
-        return int(self.context_window * self.compaction.share())
-
     def _compaction_due(self) -> bool:
-        tokens = self._last_prompt_tokens
-        return tokens is not None and tokens >= self._threshold()
-
-    def _learn_window(self, exc: AgentError) -> None:
-        """The window the endpoint named, or (when it named none) a bit less than what it refused."""
-        if exc.context_limit:
-            self._learned_window = exc.context_limit
-            return
-        self._calibrate()
-        refused = self._estimate.of(self._messages) + self._estimate.of(self._tool_schemas)
-        self._learned_window = max(1024, min(self.context_window, int(refused * 0.9)))
-
-    def _calibrate(self) -> None:
-        if self._last_request_size is None:
-            return
-        count, tokens = self._last_request_size
-        chars = sum(message_chars(m) for m in self._messages[:count])
-        chars += len(json.dumps(self._tool_schemas, ensure_ascii=False))
-        self._estimate.calibrate(chars, tokens)
+        return self._compactor.due()
 
     def compact(self) -> CompactionResult:
         """Compact now (the Compact button, `/compact`): the model may save lasting facts, then the
@@ -735,83 +661,37 @@ class Agent:
             raise AgentError("compact() cannot be called from inside a running turn.", kind="busy")
         return self._guarded(lambda turn: self._compact("manual", turn))
 
-    def _summary_view(self, cut: int) -> list[Message]:
-        """The older part (before `cut`) as the compaction requests send it when the whole history
-        does not fit: its oldest turns left out until it fits the window with the tools."""
-        tools = self._estimate.of(self._tool_schemas)
-        budget = int(self.context_window * SUMMARY_VIEW_SHARE) - tools
-        view, _ = trim_to_fit(self._messages[:cut], max_tokens=budget, estimate=self._estimate)
-        return view
-
     def _compact(self, reason: CompactionReason, turn: TurnUsage) -> CompactionResult:
         """Replace the older turns by the model's summary (see compaction.py); the system message
         stays the same object, the latest turns stay verbatim."""
         before = len(self._messages) - 1
-        nothing = CompactionResult(False, reason, before, before)
-        self._calibrate()
-        window = self.context_window
-        # The kept turns fill at most `keep_share` of the window, and leave the compacted prompt
-        # (system message, tools, summary, kept turns) at half the threshold or less, so the session
-        # does not compact again right away.
-        fixed = self._estimate.of(self._messages[:1]) + self._estimate.of(self._tool_schemas)
-        keep = min(int(window * self.compaction.keep()), self._threshold() // 2 - fixed)
-        if reason == "manual":  # the user asked: keep the latest turn only (if it fits)
-            starts = [i for i, m in enumerate(self._messages) if i > 1 and m.get("role") == "user"]
-            if not starts:
-                return nothing
-            keep = min(keep, self._estimate.of(self._messages[starts[-1] :]))
-        plan = plan_compaction(
-            self._messages,
-            keep_tokens=keep,
-            estimate=self._estimate,
-            max_tokens=int(window * self.compaction.keep()),
-        )
+        plan = self._compactor.plan(reason, self._messages, self._tool_schemas)
         if plan is None:
-            return nothing
-        if reason != "context_error" and all(is_compaction_output(m) for m in plan.older):
-            return nothing  # only the last summary is older: nothing new to summarise
-        if reason == "threshold" and self._estimate.of(plan.older) < window * MIN_COMPACTION_SHARE:
-            self._last_prompt_tokens = None  # not worth it now; look again after the next request
-            return nothing
-        if reason == "context_error":
-            kept = self._estimate.of([self._messages[0], *plan.recent])
-            kept += self._estimate.of(self._tool_schemas)
-            if (
-                kept > window * 0.95
-            ):  # compacting cannot help: the latest messages alone are too long
-                return nothing
+            return CompactionResult(False, reason, before, before)
         self._compaction_turn = turn
         system = self._messages[0]
-        view = list(self._messages)
         if reason == "context_error":
-            view = self._summary_view(plan.cut)
+            view = self._compactor.summary_view(self._messages, plan.cut, self._tool_schemas)
+        else:
+            view = list(self._messages)
         try:
-            history, _summary, saved = run_compaction(self, view, plan, system=system)
+            history, summary, saved = run_compaction(self, view, plan, system=system)
         except AgentError as exc:
             if exc.kind != "context_length" or reason == "context_error":
                 raise
             # The estimate was off: the whole history no longer fits; summarise the older part.
-            self._learn_window(exc)
-            view = self._summary_view(plan.cut)
-            history, _summary, saved = run_compaction(self, view, plan, system=system)
+            self._compactor.learn(exc, self._messages, self._tool_schemas)
+            view = self._compactor.summary_view(self._messages, plan.cut, self._tool_schemas)
+            history, summary, saved = run_compaction(self, view, plan, system=system)
         # Messages of this turn that no request has carried yet (the user message whose first
         # request was refused) are still this turn's: a failure rolls them back after a compaction too.
         unsent = min(max(0, len(self._messages) - self._keep), len(plan.recent))
         self._messages = history
         self._keep = len(history) - unsent
-        self._last_prompt_tokens = None
-        self._last_request_size = None
+        self._compactor.forget()
         self.meter.note_compaction()
-        result = CompactionResult(True, reason, before, len(history) - 1, saved, _summary)
-        self._persist(
-            {
-                "t": "compact",
-                "reason": reason,
-                "before": before,
-                "after": result.after,
-                "m": history[1:],
-            }
-        )
+        result = CompactionResult(True, reason, before, len(history) - 1, saved, summary)
+        self._recorder.compacted(reason, before, result.after, history[1:])
         self._emit(result.as_event())
         return result
 
