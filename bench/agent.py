@@ -433,16 +433,62 @@ def bench_persistence(rounds: int, turns: int) -> bool:
             (a[1] - b[1]) / per_message for a, b in zip(results[True], results[False], strict=True)
         ]
         wall_off = statistics.median(r[0] for r in results[False]) / per_message
+        best = (min(r[0] for r in results[True]) - min(r[0] for r in results[False])) / per_message
+        direct = _recorder_cost(turns)
         print(
             f"== persistence cost ({rounds} interleaved rounds of a {turns}-turn session, "
             f"{per_message} messages each; server in its own process)"
         )
         print(
             f"wall per message: {wall_off * 1e3:.3f} ms without persistence; added by persistence "
-            f"p50 {statistics.median(wall_delta) * 1e3:+.3f} ms (target < 0.5 ms)"
+            f"p50 of paired rounds {statistics.median(wall_delta) * 1e3:+.3f} ms, best round vs "
+            f"best round {best * 1e3:+.3f} ms (target < 0.5 ms)"
         )
         print(f"client CPU added per message: p50 {statistics.median(cpu_delta) * 1e3:+.3f} ms")
-        return statistics.median(wall_delta) < 0.0005
+        print(
+            f"the persistence work itself (records, writes, the end-of-turn fsync), same messages "
+            f"without the network: {direct * 1e3:.3f} ms per message"
+        )
+        return statistics.median(wall_delta) < 0.0005 and direct < 0.0005
+
+
+def _recorder_cost(turns: int) -> float:
+    """Seconds per message that a SessionRecorder spends on the same session's messages (best of 7)."""
+    from my_agent_core.agent.recorder import SessionRecorder
+
+    probe = Agent(model="m", client=object(), memory_dir=False, tools=[read_file])
+    best = float("inf")
+    for _ in range(7):
+        with tempfile.TemporaryDirectory() as tmp:
+            recorder = SessionRecorder(SessionStore(tmp), lambda event: None)
+            history: list[dict[str, Any]] = [{"role": "system", "content": probe.system_prompt}]
+            header = SessionHeader(
+                "cost", tmp, "m", probe.system_prompt, probe.tool_schemas, time.time()
+            )
+            recorder.start(lambda header=header: header)
+            start = time.perf_counter()
+            for turn in range(turns):
+                call = {
+                    "id": f"c{turn}",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "a"}'},
+                }
+                for message in (
+                    {"role": "user", "content": f"Question {turn}: " + FILLER},
+                    {"role": "assistant", "content": None, "tool_calls": [call]},
+                    {
+                        "role": "tool",
+                        "tool_call_id": f"c{turn}",
+                        "content": f"contents of src/m{turn}.py",
+                    },
+                    {"role": "assistant", "content": f"Answer {turn}: " + FILLER * 4},
+                ):
+                    history.append(message)
+                    recorder.message(history)
+                recorder.commit(len(history) - 1, time.time(), "t", {}, None)
+            best = min(best, (time.perf_counter() - start) / (len(history) - 1))
+            recorder.end()
+    return best
 
 
 BENCHES = ("overhead", "prefix", "compaction", "resume", "persistence")
@@ -466,7 +512,7 @@ def main() -> int:
     if "resume" in args.only:
         ok &= bench_resume(1000, 15)
     if "persistence" in args.only:
-        ok &= bench_persistence(9, 20)
+        ok &= bench_persistence(15, 20)
     return 0 if ok else 1
 
 
