@@ -521,3 +521,15 @@ def test_a_writer_nobody_closed_releases_the_session(fake, client, folder, store
     gc.collect()
     assert not store.list()[0].open
     Agent.resume(store.load(session_id), sessions=store, client=client).close()
+
+
+def test_a_session_with_a_big_system_prompt_is_listed(fake, client, folder, store) -> None:
+    block = "<PROJECT_CONTEXT>\n" + "A long context file line.\n" * 5000 + "</PROJECT_CONTEXT>"
+    agent = Agent(model="m", client=client, memory_dir=False, sessions=store, context_block=block)
+    fake.add({"content": "one"})
+    agent.run("first")
+    agent.close()
+    assert session_file(store, agent).read_bytes().index(b"\n") > 100_000  # the header line
+    (info,) = store.list()
+    assert (info.title, info.messages, info.error) == ("first", 2, None)
+    assert store.load(agent.session_id).system_prompt == agent.system_prompt

@@ -76,6 +76,8 @@ DEFAULT_MAX_AGE_DAYS = 30
 MAX_SESSION_BYTES = 64 * 1024 * 1024
 #: The header line (system prompt, tool schemas) is read from the first this many bytes for a listing.
 HEAD_BYTES = 1024 * 1024
+#: ... of which this much is read first (a header is usually a few tens of KB).
+FIRST_READ_BYTES = 64 * 1024
 #: A file modified this long after its last commit record was written is read whole for a listing.
 MTIME_SLACK_S = 2.0
 
@@ -213,8 +215,11 @@ def _quick_info(
     """The listing from the header line and the last commit record, without reading the middle;
     None (then the whole file is read) when the tail holds no commit, or when the file changed
     after its last commit was written (edited by hand, or by a writer that has not committed)."""
-    head = read_regular(path, max_bytes=HEAD_BYTES, truncate=True, name=path.name) or b""
+    head = read_regular(path, max_bytes=FIRST_READ_BYTES, truncate=True, name=path.name) or b""
     end = head.find(b"\n")
+    if end < 0 and len(head) == FIRST_READ_BYTES:  # a big header (long context files): read on
+        head = read_regular(path, max_bytes=HEAD_BYTES, truncate=True, name=path.name) or b""
+        end = head.find(b"\n")
     if end < 0:
         return None
     try:
