@@ -349,3 +349,18 @@ def test_refused_and_timed_out_commands_still_answer_their_calls(
         json.loads(fake.completion_requests[-1].body)["tools"][5]["function"]["name"]
         == "run_command"
     )
+
+
+def test_attachments_and_summaries_are_bounded_with_notes() -> None:
+    from my_agent_core.memory.render import render_attachments, render_summary
+
+    big = Attachment("big.log", "line\n" * 10_000)
+    block = render_attachments([big, Attachment("b.py", "x = 1"), Attachment("c.py", "y" * 20_000)])
+    assert "## big.log · first" in block and "[CUT: 50,000 chars; only the first" in block
+    assert "[NOT SHOWN: 1 more attachments]" in block and "c.py" not in block
+    assert len(block) < 36_000
+    assert render_attachments([]) == ""
+    summary = render_summary("s" * 30_000, covered=12)
+    assert (
+        "## Summary of 12 earlier messages" in summary and "[CUT: the summary had 30,000" in summary
+    )
