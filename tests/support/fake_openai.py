@@ -510,10 +510,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(int(response["status"]), {"error": error}, raw)
             return
         if request.get("stream"):
-            record.outcome = self._stream(request, body, response)
+            record.outcome = self._stream(request, body, response, record)
         else:
+            record.outcome = "ok"  # before the answer goes out: the client may act on it at once
             self._complete(request, body, response)
-            record.outcome = "ok"
 
     # completions
     def _tool_calls(self, response: dict[str, Any]) -> list[dict[str, str]]:
@@ -618,7 +618,15 @@ class _Handler(BaseHTTPRequestHandler):
             payload["timings"] = timings
         self._send_json(200, payload)
 
-    def _stream(self, request: dict[str, Any], body: bytes, response: dict[str, Any]) -> str:
+    def _stream(
+        self,
+        request: dict[str, Any],
+        body: bytes,
+        response: dict[str, Any],
+        record: RecordedRequest,
+    ) -> str:
+        """Stream the response; the outcome is recorded BEFORE the last payload goes out, because the
+        client may send its next request the moment it reads it (a test then sees no "pending")."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -627,6 +635,8 @@ class _Handler(BaseHTTPRequestHandler):
         payloads = response.get("raw_sse")
         if payloads is None:
             payloads = self._chunks(request, body, response)
+        payloads = list(payloads)
+        final = "stream_error" if "stream_error" in response else "ok"
         chunk_delay = float(response.get("chunk_delay", 0))
         hang_after = response.get("hang_after_chunks")
         drop_after = response.get("drop_after_chunks")
@@ -640,12 +650,15 @@ class _Handler(BaseHTTPRequestHandler):
                     return "dropped"
                 if count and not self._sleep(chunk_delay):
                     return "disconnected"
+                if count == len(payloads) - 1:
+                    record.outcome = final
                 self._write_chunk(f"data: {data}\n\n".encode())
+            record.outcome = final
             self._write_chunk(b"")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
             return "disconnected"
-        return "stream_error" if "stream_error" in response else "ok"
+        return final
 
     def _drop(self) -> None:
         try:
