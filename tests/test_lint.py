@@ -507,3 +507,53 @@ def test_budget_over_limit_without_duplicates_is_an_error() -> None:
     text = "\n§\n".join(["y" * 1000, "z" * 1000, "w" * 300]) + "\n"
     over = [f for f in lint(parse(text), limit=2200) if f.code == "over-budget"]
     assert over and "2306/2200" in over[0].message
+
+
+# --- the live linter: kept up to date edit by edit ---------------------------------------------
+
+_LIVE_PIECES = [
+    "a",
+    "b",
+    "a b",
+    " ",
+    "§",
+    "\n",
+    "\r\n",
+    "\r",
+    "\n§\n",
+    "\n §\n",
+    "\n§§\n",
+    "\ufeff",
+    "\t",
+    "😀",
+    "x §",
+    "\u200b",
+    "sk-proj-aaaaaaaaaaaaaaaaaaaaaaaa",
+]
+_live_texts = st.lists(st.sampled_from(_LIVE_PIECES), max_size=40).map("".join)
+
+
+@given(
+    _live_texts,
+    st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1), _live_texts), min_size=1, max_size=6),
+    st.integers(1, 40),
+)
+@settings(max_examples=800, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+def test_live_lint_after_every_edit_equals_a_fresh_lint(
+    text: str, edits: list[tuple[float, float, str]], limit: int
+) -> None:
+    from my_agent_core.lsp.chunked_text import ChunkedText
+    from my_agent_core.memory.document import reparse
+    from my_agent_core.memory.lint import LiveLint
+
+    rope = ChunkedText(text, lambda w, s, e: reparse(w, at_file_start=s, at_file_end=e))
+    live = LiveLint(rope)
+    live.containment.REBUILD_AFTER = 2  # exercise the incremental containment and its rebuilds
+    for a, b, insert in edits:
+        start, end = sorted((int(a * len(text)), int(b * len(text))))
+        splice = rope.replace(start, end, insert)
+        live.splice(splice.first, splice.removed, splice.added)
+        text = text[:start] + insert + text[end:]
+        assert live.findings(limit=limit, near_share=0.5) == lint(
+            parse(text), limit=limit, near_share=0.5
+        )

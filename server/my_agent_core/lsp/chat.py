@@ -32,6 +32,7 @@ from .params import (
     req_str,
     to_params,
 )
+from .protocol_types import ChatSnapshotResult, ChatStartResult, SessionUsage, SnapshotStore
 from .uris import norm_path
 from .workspace import FolderState, observed_store
 
@@ -66,18 +67,18 @@ class ChatSession:
     turn: Turn | None = None
     written: set[str] = field(default_factory=set)  # journal ids this session's store wrote
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ChatStartResult:
         return {"sessionId": self.id, "folder": self.folder.uri, "memory": self.memory}
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> ChatSnapshotResult:
         """The entries frozen into this session's system prompt (`chat/snapshot`); none without memory."""
         memory = self.memory and self.store is not None
-        stores = (
+        stores: list[SnapshotStore] = (
             [{"target": t, "entries": self.store.snapshot_entries(t)} for t in TARGETS]
             if memory
             else []
         )
-        return {**self.describe(), "memory": memory, "stores": stores}
+        return {"sessionId": self.id, "folder": self.folder.uri, "memory": memory, "stores": stores}
 
 
 def _camel(key: str) -> str:
@@ -103,7 +104,7 @@ def camel_event(session_id: str, event: dict[str, Any]) -> dict[str, Any]:
     return {"sessionId": session_id, **payload}
 
 
-def usage_summary(agent: Any) -> dict[str, Any]:
+def usage_summary(agent: Any) -> SessionUsage:
     """Session totals in protocol shape."""
     usage = agent.usage
     prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
@@ -168,9 +169,14 @@ class ChatManager:
 
         def on_write(target: str, before: str | None, record: Any) -> None:
             session = holder.get("session")
+            journal_error = None
             if session is not None:
                 session.written.add(record.id)
-            ls.memory.note_write(folder.path, target, before, record, "agent", session_id)
+                if session.store is not None:
+                    journal_error = session.store.journal_error
+            ls.memory.note_write(
+                folder.path, target, before, record, "agent", session_id, journal_error
+            )
 
         holder: dict[str, ChatSession] = {}
 

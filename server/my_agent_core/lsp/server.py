@@ -2,7 +2,9 @@
 
 Startup stays cheap (no openai / agent import until the first chat), and every request is answered:
 `MyAgentProtocol` hands `myAgent/*` params to their handlers raw and turns a request whose params
-cannot be deserialised into a -32602 answer instead of pygls' silent drop.
+cannot be deserialised into a -32602 answer instead of pygls' silent drop. Document sync is ours
+(`buffers.Buffers`: the protocol's built-in didOpen/didChange/didClose feed it), and stdin is read
+by `framing.FrameReader`, which survives malformed headers.
 """
 
 from __future__ import annotations
@@ -11,18 +13,23 @@ import asyncio
 import logging
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+from pygls.protocol.language_server import lsp_method
 
 from my_agent_core import __version__
 
+from .buffers import Buffers
+from .convert import UTF8, UTF16, UTF32
+from .framing import FrameReader, serve_frames
 from .params import RequestError
 from .settings import Settings
 from .workspace import MemoryFile, MemoryWorkspace, memory_file_of
@@ -105,6 +112,40 @@ class MyAgentProtocol(LanguageServerProtocol):
     def _send_error(self, msg_id: Any, code: int, message: str) -> None:
         self._send_response(msg_id, error=types.ResponseError(code=code, message=message))
 
+    # ----- document sync: ours, not pygls' workspace copy (see buffers.py) -----------------------
+    # Same names as pygls' built-ins, so they replace them (pygls collects built-ins by `dir()`).
+    def _buffers(self) -> Buffers:  # a method: pygls `getattr`s every attribute while building
+        return cast("MyAgentServer", self._server).buffers
+
+    def _user_handler(self, method: str, params: Any) -> Generator[Any, Any, None]:
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(
+        self, params: types.DidOpenTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        """Track the document's exact text, then run the feature handler."""
+        self._buffers().open(params.text_document)
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        """Apply the changes exactly (pygls' version clamps the params in place and re-splits
+        every line); the feature handler then gets the params untouched."""
+        self._buffers().change(params)
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(
+        self, params: types.DidCloseTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        self._buffers().close(params.text_document.uri)
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
 
 class MyAgentServer(LanguageServer):
     """The language server object the feature modules register on (hooks: see docs/lsp-core.md)."""
@@ -126,12 +167,23 @@ class MyAgentServer(LanguageServer):
         self.watcher_registered = False
         self.loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
+        self.buffers = Buffers(self)
         self.memory = MemoryWorkspace(self)
         from .chat import ChatManager
 
         self.chat = ChatManager(self)
 
-    # ----- hooks for the feature modules -----------------------------------------------------------
+    # ----- hooks for the feature modules (typed by hooks.ServerHooks) ------------------------------
+    @property
+    def position_encoding(self) -> str:
+        """The position encoding negotiated with the client (UTF-16 before `initialize`)."""
+        try:
+            encoding = self.workspace.position_encoding
+        except RuntimeError:
+            return UTF16
+        value = getattr(encoding, "value", encoding)
+        return value if value in (UTF8, UTF16, UTF32) else UTF16
+
     def memory_file(self, uri: str) -> MemoryFile | None:
         """`MemoryFile(folder, target, path)` when `uri` is a memory file, else None."""
         return memory_file_of(uri)
@@ -184,6 +236,21 @@ class MyAgentServer(LanguageServer):
             fn(*args)
             return
         self.loop.call_soon_threadsafe(_guarded, fn, args)
+
+    # ----- stdio -----------------------------------------------------------------------------------
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdio with a reader that resynchronises after malformed frames."""
+        self._stop_event = threading.Event()
+        reader = FrameReader(stdin or sys.stdin.buffer)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(serve_frames(self._stop_event, reader, self.protocol, self.thread_pool))
+        except BrokenPipeError:
+            logger.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
 
 def _guarded(fn: Callable[..., Any], args: tuple[Any, ...]) -> None:

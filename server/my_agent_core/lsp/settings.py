@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from my_agent_core.memory.store import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
+
 from .params import to_plain
 from .uris import norm_path, uri_to_path
 
-__all__ = ["DEFAULT_LIMITS", "Settings"]
+__all__ = ["Settings"]
 
-DEFAULT_LIMITS = {"memory": 2200, "user": 1375}
 _MAX_LIMIT = 10_000_000
 
 
@@ -22,8 +23,8 @@ class Settings:
 
     model: str | None = None
     base_url: str | None = None
-    memory_char_limit: int = DEFAULT_LIMITS["memory"]
-    user_char_limit: int = DEFAULT_LIMITS["user"]
+    memory_char_limit: int = MEMORY_CHAR_LIMIT  # the store's defaults: one place for the budgets
+    user_char_limit: int = USER_CHAR_LIMIT
     near_budget_share: float = 0.9
     untrusted_folders: frozenset[Path] = field(default_factory=frozenset)
 
@@ -43,7 +44,7 @@ class Settings:
         env = os.environ if env is None else env
         model = env.get("MY_AGENT_MODEL") or None
         base_url = env.get("OPENAI_BASE_URL") or None
-        limits = dict(DEFAULT_LIMITS)
+        limits = {"memory": MEMORY_CHAR_LIMIT, "user": USER_CHAR_LIMIT}
         share = 0.9
         untrusted_set: set[Path] = set(_folder_paths(untrusted))
         for layer in layers:
