@@ -72,7 +72,7 @@ class OpenDocument:
                 edit = minimal_edit(self.rope.text, change.text)
                 if edit is None:
                     return
-                splice = self.rope.replace(*edit)
+                splice = self.rope.replace(*edit, result=change.text)
             self._spliced(splice)
 
     def set_text(self, text: str) -> None:

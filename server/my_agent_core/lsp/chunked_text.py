@@ -150,8 +150,13 @@ class ChunkedText(Generic[C]):
         return min(k, len(self.chunks) - 1)
 
     # ----- editing -----------------------------------------------------------------------------------
-    def replace(self, start: int, end: int, new_text: str) -> Splice[C]:
-        """Replace `text[start:end]` (code-point offsets, clamped) with `new_text`."""
+    def replace(
+        self, start: int, end: int, new_text: str, *, result: str | None = None
+    ) -> Splice[C]:
+        """Replace `text[start:end]` (code-point offsets, clamped) with `new_text`.
+
+        `result`: the whole text after the edit, when the caller has it (spares a join).
+        """
         size = len(self)
         start = min(max(start, 0), size)
         end = min(max(end, start), size)
@@ -188,7 +193,7 @@ class ChunkedText(Generic[C]):
                 chunks[k].index = k
         self.chars.splice(first, last + 1, [len(c.text) for c in added])
         self.lines.splice(first, last + 1, [c.breaks for c in added])
-        self._text = None
+        self._text = result
         return Splice(first, removed, added)
 
     # ----- positions ---------------------------------------------------------------------------------

@@ -258,11 +258,7 @@ class _Local:
     unsafe: tuple[Finding, ...]
     secrets: tuple[Finding, ...]
     fixable_delimiter: bool
-    prev_break: str | None  # the line break before the piece it was computed with (see _strays)
-
-    @property
-    def empty(self) -> bool:
-        return not (self.delimiters or self.unsafe or self.secrets)
+    prev_break: str | None  # the line break before the piece it was computed with (last piece)
 
 
 class LiveLint:
@@ -333,20 +329,24 @@ class LiveLint:
         )
 
     def _add(self, piece: Piece) -> None:
-        text = piece.entry_text
-        if text is None:
+        entry = piece.entry
+        if entry is None:
             self.blank.add(piece)
         else:
-            copies = self.copies.setdefault(text, [])
-            copies.insert(bisect_right(copies, piece.index, key=_index_of), piece)
-            if len(copies) > 1:
-                self.duplicated.add(text)
+            copies = self.copies.get(entry.text)
+            if copies is None:
+                self.copies[entry.text] = [piece]
+            else:
+                copies.insert(bisect_right(copies, piece.index, key=_index_of), piece)
+                self.duplicated.add(entry.text)
         local = self._local_findings(piece)
-        if not local.empty:
+        if local is not None:
             self.local[piece] = local
-        self.fixable_delimiters += local.fixable_delimiter
-        self.non_canonical += not _canonical_piece(piece)
-        self.with_cr += "\r" in piece.text
+            self.fixable_delimiters += local.fixable_delimiter
+        if not _canonical_piece(piece):
+            self.non_canonical += 1
+        if "\r" in piece.text:
+            self.with_cr += 1
 
     def _remove(self, piece: Piece) -> str | None:
         text = piece.entry_text
@@ -377,15 +377,9 @@ class LiveLint:
         layout = self.layout
         if self.with_cr:  # entry texts differ from their source: search their join instead
             texts = list(self.copies)
-            hay = ENTRY_DELIMITER.join(texts)
-            starts = _starts(texts)
-            pos = hay.find(inner)
-            while pos != -1:
-                j = bisect_right(starts, pos) - 1
-                outer_end = starts[j] + len(texts[j])
-                if texts[j] != inner and pos + len(inner) <= outer_end:
-                    yield texts[j]
-                pos = hay.find(inner, outer_end)
+            yield from _containers_in_join(
+                ENTRY_DELIMITER.join(texts), _starts(texts), texts, inner
+            )
             return
         hay = layout.text
         pos = hay.find(inner)
@@ -524,20 +518,28 @@ class LiveLint:
         return delimiters, unsafe, secrets
 
     def _refresh_local(self, piece: Piece) -> None:
-        old = self.local.pop(piece, None) or self._local_findings(piece)
+        old = self.local.pop(piece, None)
+        if old is not None:
+            self.fixable_delimiters -= old.fixable_delimiter
         new = self._local_findings(piece)
-        self.fixable_delimiters += new.fixable_delimiter - old.fixable_delimiter
-        if not new.empty:
+        if new is not None:
             self.local[piece] = new
+            self.fixable_delimiters += new.fixable_delimiter
 
-    def _local_findings(self, piece: Piece) -> _Local:
-        pieces = self.layout.chunks
-        k = piece.index
+    def _local_findings(self, piece: Piece) -> _Local | None:
+        """The piece's own findings (None when it has none: the common case, kept cheap)."""
+        d = piece.delimiter
         prev_break = None
-        if piece.strays and 0 < k < len(pieces) and pieces[k] is piece:
-            prev_break = _trailing_break(pieces[k - 1].text)
-        delimiters = _delimiter_findings(piece, prev_break)
+        delimiters: tuple[Finding, ...] = ()
+        if piece.strays or (d is not None and d.kind is not DelimiterKind.CANONICAL):
+            pieces = self.layout.chunks
+            k = piece.index
+            if piece.strays and 0 < k < len(pieces) and pieces[k] is piece:
+                prev_break = _trailing_break(pieces[k - 1].text)
+            delimiters = _delimiter_findings(piece, prev_break)
         unsafe, secrets = _entry_findings(piece, self.cache)
+        if not (delimiters or unsafe or secrets):
+            return None
         fixable = any(f.fixes for f in delimiters)
         return _Local(delimiters, unsafe, secrets, fixable, prev_break)
 
@@ -573,6 +575,12 @@ class LiveLint:
         return findings
 
     def _ambiguous(self) -> list[Finding]:
+        if not self.containment.complete:
+            msg = (
+                "Not checked for entries contained in others: they overlap too much to check "
+                "quickly (a file this repetitive is probably not hand-written memory)."
+            )
+            return [Finding(AMBIGUOUS_ENTRY, Severity.INFORMATION, msg, 0, 0)]
         findings = []
         for inner, outers in self.containment.contained().items():
             piece = self.copies[inner][0]
@@ -731,8 +739,12 @@ def _entry_findings(
     end = piece.local(entry.end)
     # Without a CR the normalised text is the source text itself: reuse it (no slice, one hash)
     raw = entry.text if len(entry.text) == end - start else piece.text[start:end]
+    issues = cache.scan(raw)
+    spans = cache.find_secrets(raw)
+    if not issues and not spans:
+        return (), ()
     unsafe = []
-    for issue in cache.scan(raw):
+    for issue in issues:
         a, b = start + issue.start, start + issue.end
         fixes: tuple[Fix, ...] = ()
         if issue.kind == "invisible":
@@ -750,8 +762,7 @@ def _entry_findings(
         "and is often committed: keep secrets in the environment or a vault, and rotate this one."
     )
     secrets = tuple(
-        Finding(POSSIBLE_SECRET, Severity.WARNING, msg, start + a, start + b)
-        for a, b in cache.find_secrets(raw)
+        Finding(POSSIBLE_SECRET, Severity.WARNING, msg, start + a, start + b) for a, b in spans
     )
     return tuple(unsafe), secrets
 
@@ -776,20 +787,29 @@ def contained_in(texts: list[str]) -> dict[int, int]:
 class ContainmentIndex:
     """Which distinct entry texts lie inside another, kept up to date across versions.
 
-    A rebuild is one Aho-Corasick automaton over all texts and one pass over their join (linear
-    plus the pairs found). Between rebuilds, a change only looks at the texts that appeared or
-    disappeared: the caller's finder gives the texts a new one lies in (one `str.find` per
-    container over the file), the cached automaton finds the known texts inside the new one, and
-    texts added since the build are checked directly. It rebuilds once the texts added since the
-    last build pass `max(REBUILD_AFTER, number of texts / 8)`, so rebuilds stay rare in big files.
+    A rebuild is one Aho-Corasick pass over the join of all texts for the short texts (at most
+    `SHORT_PATTERN` characters: the automaton walks a failure chain per position, so a long
+    periodic pattern would make it quadratic, and megabyte patterns crash it) and `str.find`
+    scans for the long ones. Both count their work; past `WORK_PER_CHAR` steps per character
+    of the join the index stops and says so (`complete` False: the rule reports that it was not
+    checked) instead of hanging on a hostile file. Between rebuilds, a change only looks at the
+    texts that appeared or disappeared: the caller's finder gives the texts a new one lies in
+    (one `str.find` per container), the automaton the short known texts inside it, and texts
+    added since the build are checked directly. It rebuilds once those pass
+    `max(REBUILD_AFTER, number of texts / 8)`.
     """
 
     REBUILD_AFTER = 64
+    SHORT_PATTERN = 64
+    WORK_PER_CHAR = 2
+    WORK_FLOOR = 50_000
 
     def __init__(self) -> None:
         self.texts: set[str] = set()
         self.automaton: Any = None
-        self.pending: set[str] = set()  # current texts that are not patterns of the automaton
+        self.complete = True
+        self.loose: set[str] = set()  # current texts that are not patterns of the automaton
+        self.added_since_build = 0
         self.inside: dict[str, set[str]] = {}  # text -> the texts it contains
         self.containers: dict[str, set[str]] = {}  # text -> the texts containing it (non-empty)
 
@@ -807,17 +827,9 @@ class ContainmentIndex:
         else:
             hay = ENTRY_DELIMITER.join(texts)
             starts = _starts(texts)
-
-            def containers_of(inner: str) -> Iterator[str]:
-                pos = hay.find(inner)
-                while pos != -1:
-                    j = bisect_right(starts, pos) - 1
-                    outer_end = starts[j] + len(texts[j])
-                    if texts[j] != inner and pos + len(inner) <= outer_end:
-                        yield texts[j]
-                    pos = hay.find(inner, outer_end)
-
-            self.change(removed, added, containers_of)
+            self.change(
+                removed, added, lambda inner: _containers_in_join(hay, starts, texts, inner)
+            )
         return {t: set(o) for t, o in self.containers.items()}
 
     def change(
@@ -833,7 +845,7 @@ class ContainmentIndex:
             return
         for gone in removed:
             self.texts.discard(gone)
-            self.pending.discard(gone)
+            self.loose.discard(gone)
             for inner in self.inside.pop(gone, ()):
                 outers = self.containers[inner]
                 outers.discard(gone)
@@ -842,46 +854,88 @@ class ContainmentIndex:
             for outer in self.containers.pop(gone, ()):
                 self.inside[outer].discard(gone)
         self.texts.update(added)
+        self.added_since_build += len(added)
         budget = max(self.REBUILD_AFTER, len(self.texts) // 8)
-        if self.automaton is None or len(self.pending) + len(added) > budget:
+        if self.automaton is None or self.added_since_build > budget:
             self.rebuild(list(self.texts))
+            return
+        if not self.complete:  # stopped on this file: wait for the next rebuild
+            self.loose.update(added)
             return
         fresh = set(added)
         for a in added:
             for outer in containers_of(a):
                 self._pair(a, outer)
             if self.automaton.kind == ahocorasick.AHOCORASICK:
-                for _, pattern in self.automaton.iter(a):  # known texts inside `a`
+                for _, pattern in self.automaton.iter(a):  # known short texts inside `a`
                     if pattern != a and pattern in self.texts and pattern not in fresh:
                         self._pair(pattern, a)
-            for p in self.pending:  # texts added since the automaton was built
+            for p in self.loose:  # long texts, and texts added since the automaton was built
                 if p != a and p in a:
                     self._pair(p, a)
-            self.pending.add(a)
+            self.loose.add(a)
 
     def _pair(self, inner: str, outer: str) -> None:
         self.containers.setdefault(inner, set()).add(outer)
         self.inside.setdefault(outer, set()).add(inner)
 
     def rebuild(self, texts: list[str]) -> None:
-        """Recompute everything for distinct `texts` (one automaton, one pass over their join)."""
+        """Recompute everything for distinct `texts` (linear work, or stop and say so)."""
         self.texts = set(texts)
-        self.inside, self.containers, self.pending = {}, {}, set()
+        self.inside, self.containers = {}, {}
+        self.complete = True
+        self.added_since_build = 0
         automaton = ahocorasick.Automaton()
-        for t in texts:
-            automaton.add_word(t, t)
         self.automaton = automaton
-        if texts:
-            automaton.make_automaton()
+        short = [t for t in texts if len(t) <= self.SHORT_PATTERN] if len(texts) > 1 else []
+        self.loose = self.texts.difference(short)
         if len(texts) < 2:
             return
+        for t in short:
+            automaton.add_word(t, t)
+        hay = ENTRY_DELIMITER.join(texts)
         starts = _starts(texts)
-        for end, pattern in automaton.iter(ENTRY_DELIMITER.join(texts)):
-            start = end - len(pattern) + 1
-            j = bisect_right(starts, start) - 1
-            outer = texts[j]
-            if outer != pattern and end < starts[j] + len(outer):
-                self._pair(pattern, outer)
+        work = self.WORK_PER_CHAR * len(hay) + self.WORK_FLOOR
+        if short:
+            automaton.make_automaton()
+            for end, pattern in automaton.iter(hay):
+                work -= 1
+                if work < 0:
+                    return self._stop()
+                start = end - len(pattern) + 1
+                j = bisect_right(starts, start) - 1
+                outer = texts[j]
+                if outer != pattern and end < starts[j] + len(outer):
+                    self._pair(pattern, outer)
+        for inner in texts:
+            if len(inner) <= self.SHORT_PATTERN:
+                continue
+            pos = hay.find(inner)
+            while pos != -1:
+                j = bisect_right(starts, pos) - 1
+                outer_end = starts[j] + len(texts[j])
+                if texts[j] != inner and pos + len(inner) <= outer_end:
+                    self._pair(inner, texts[j])
+                nxt = hay.find(inner, outer_end)
+                work -= (nxt if nxt != -1 else len(hay)) - pos + 1
+                if work < 0:
+                    return self._stop()
+                pos = nxt
+
+    def _stop(self) -> None:
+        self.complete = False
+        self.inside, self.containers = {}, {}
+
+
+def _containers_in_join(hay: str, starts: list[int], texts: list[str], inner: str) -> Iterator[str]:
+    """The texts (other than `inner`) that contain `inner`, from their `ENTRY_DELIMITER` join."""
+    pos = hay.find(inner)
+    while pos != -1:
+        j = bisect_right(starts, pos) - 1
+        outer_end = starts[j] + len(texts[j])
+        if texts[j] != inner and pos + len(inner) <= outer_end:
+            yield texts[j]
+        pos = hay.find(inner, outer_end)
 
 
 def _starts(texts: list[str]) -> list[int]:

@@ -20,7 +20,7 @@ class PrefixSums:
     length, which for a document happens only when chunks are split or merged.
     """
 
-    __slots__ = ("_top", "_tree", "values")
+    __slots__ = ("_top", "_total", "_tree", "values")
 
     def __init__(self, values: Iterable[int]) -> None:
         self.values = list(values)
@@ -35,6 +35,7 @@ class PrefixSums:
                 tree[j] += tree[i]
         self._tree = tree
         self._top = 1 << (n.bit_length() - 1) if n else 0
+        self._total = sum(self.values)
 
     def __len__(self) -> int:
         return len(self.values)
@@ -45,6 +46,7 @@ class PrefixSums:
         if not delta:
             return
         self.values[i] = value
+        self._total += delta
         tree = self._tree
         n = len(self.values)
         k = i + 1
@@ -71,7 +73,7 @@ class PrefixSums:
         return total
 
     def total(self) -> int:
-        return self.prefix(len(self.values))
+        return self._total
 
     def search(self, target: float) -> int:
         """The smallest i with sum(values[:i + 1]) > target (len(values) when there is none)."""
