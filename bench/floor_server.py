@@ -12,6 +12,7 @@ Run: `python bench/floor_server.py` (stdio).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import sys
 import threading
@@ -113,10 +114,8 @@ def main() -> None:
     )
     stop = threading.Event()
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
-    try:
+    with contextlib.suppress(BrokenPipeError, KeyboardInterrupt, SystemExit):
         asyncio.run(serve_frames(stop, FrameReader(sys.stdin.buffer), server.protocol))
-    except (BrokenPipeError, KeyboardInterrupt, SystemExit):
-        pass
 
 
 if __name__ == "__main__":

@@ -38,19 +38,19 @@ def workspace_edit(
 ) -> types.WorkspaceEdit:
     """A WorkspaceEdit for the buffer's current version (versioned when the client can)."""
     conv = buf.converter
-    lsp_edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit] = [
+    lsp_edits = [
         types.TextEdit(range=conv.range(e.start, e.end), new_text=e.new_text) for e in edits
     ]
     ws = ls.client_capabilities.workspace
     versioned = bool(ws and ws.workspace_edit and ws.workspace_edit.document_changes)
     if versioned:
         doc_id = types.OptionalVersionedTextDocumentIdentifier(uri=buf.uri, version=buf.version)
+        versioned_edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit]
+        versioned_edits = list(lsp_edits)
         return types.WorkspaceEdit(
-            document_changes=[types.TextDocumentEdit(text_document=doc_id, edits=lsp_edits)]
+            document_changes=[types.TextDocumentEdit(text_document=doc_id, edits=versioned_edits)]
         )
-    return types.WorkspaceEdit(
-        changes={buf.uri: [types.TextEdit(e.range, e.new_text) for e in lsp_edits]}
-    )
+    return types.WorkspaceEdit(changes={buf.uri: lsp_edits})
 
 
 def _matching(

@@ -287,7 +287,7 @@ def register(ls: MyAgentServer) -> None:
         ls.chat.shutdown()
 
     @ls.feature("myAgent/chat/start")
-    async def chat_start(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    async def chat_start(ls: MyAgentServer, raw: Any) -> ChatStartResult:
         params = to_params(raw)
         folder = ls.memory.resolve(opt_str(params, "folder"))
         session = await ls.chat.start(folder)
@@ -307,7 +307,7 @@ def register(ls: MyAgentServer) -> None:
         return {"text": session.agent.system_prompt}
 
     @ls.feature("myAgent/chat/snapshot")
-    def chat_snapshot(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    def chat_snapshot(ls: MyAgentServer, raw: Any) -> ChatSnapshotResult:
         params = to_params(raw)
         session = ls.chat.get(req_str(params, "sessionId"))
         return session.snapshot()

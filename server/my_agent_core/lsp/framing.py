@@ -18,7 +18,7 @@ import re
 import threading
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol, TypeGuard
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -229,7 +229,7 @@ class MessageSink(Protocol):
     def handle_message(self, message: Any) -> None: ...
 
 
-def _is_id(value: Any) -> bool:
+def _is_id(value: object) -> TypeGuard[int | str]:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 

@@ -93,7 +93,7 @@ class MemoryLogParams(FolderParams, total=False):
 
 class JournalEntryJson(TypedDict):
     id: str
-    time: str
+    time: float  # epoch seconds
     action: str
     target: str
     author: str

@@ -15,7 +15,7 @@ import sys
 import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, TypeGuard, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 RAW_PREFIX = "myAgent/"
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: object) -> TypeGuard[int | str]:
     return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
@@ -250,7 +250,7 @@ class MyAgentServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
-            self.shutdown()
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls' own, untyped
 
 
 def _guarded(fn: Callable[..., Any], args: tuple[Any, ...]) -> None:

@@ -295,9 +295,18 @@ class MemoryWorkspace:
             folder.last_journal_id = self.last_journal_id(folder_path)
         payload: MemoryChangedParams = {
             "folder": folder.uri if folder is not None else path_to_uri(folder_path),
-            **state,
+            "target": state["target"],
+            "path": state["path"],
+            "used": state["used"],
+            "limit": state["limit"],
+            "entries": state["entries"],
+            "available": state["available"],
             "source": source,
         }
+        if "error" in state:
+            payload["error"] = state["error"]
+        if "journalError" in state:
+            payload["journalError"] = state["journalError"]
         if session_id is not None:
             payload["sessionId"] = session_id
         if journal_id is not None:
@@ -494,7 +503,7 @@ async def register_watcher(ls: MyAgentServer) -> None:
         logger.info("client/registerCapability failed: %s", exc)
 
 
-def memory_file_of(uri: str) -> MemoryFile | None:
+def memory_file_of(uri: object) -> MemoryFile | None:
     """`MemoryFile` for a memory-file URI (`.../.my_agent_core/memory/MEMORY.md|USER.md`), else None."""
     if not isinstance(uri, str):
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from itertools import accumulate
@@ -293,7 +294,7 @@ def _line_starts(text: str) -> list[int]:
     return [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
 
 
-def _line_end(text: str, line_starts: list[int], line: int) -> int:
+def _line_end(text: str, line_starts: Sequence[int], line: int) -> int:
     if line + 1 < len(line_starts):
         next_start = line_starts[line + 1]
         return next_start - 2 if text.startswith("\r\n", next_start - 2) else next_start - 1
