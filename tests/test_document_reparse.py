@@ -8,11 +8,12 @@ from hypothesis import strategies as st
 
 from my_agent_core.lsp.chunked_text import ChunkedText
 from my_agent_core.memory import document
-from my_agent_core.memory.document import Piece, parse, reparse, split_pieces
+from my_agent_core.memory.document import Piece, parse, reparse, retype_piece, split_pieces
 
 PIECES = [
     "a",
     "b",
+    "ab c",
     " ",
     "§",
     "\n",
@@ -99,3 +100,17 @@ def test_typing_in_a_big_buffer_parses_only_the_edited_pieces(monkeypatch) -> No
     assert rope.text.count("\n§\n") == 5001
     assert parsed and max(parsed) < 200  # a few entries at a time, never the 230 KB file
     assert len(parsed) <= 12
+
+
+def test_typing_inside_an_entry_takes_the_shortcut() -> None:
+    [piece, tail] = split_pieces(parse("use uv here\n§\n"))
+    typed = retype_piece(piece, 4, 4, "pip and ")
+    assert (
+        typed is not None
+        and typed.view() == split_pieces(parse("use pip and uv here\n§\n"))[0].view()
+    )
+    assert retype_piece(piece, 0, 0, " ") is None  # a blank at the edge: the parser decides
+    assert retype_piece(piece, 3, 3, "\n") is None  # a line break: the parser decides
+    assert retype_piece(piece, 3, 3, "§") is None
+    assert retype_piece(piece, 11, 13, "") is None  # reaches into the delimiter line
+    assert retype_piece(tail, 0, 0, "x") is None  # no entry to type into

@@ -22,7 +22,7 @@ from lsprotocol import types
 
 from .chunked_text import ChunkedText, Splice, split_lines
 from .convert import UTF16, minimal_edit
-from .memory_buffer import MemoryBuffer, memory_chunker
+from .memory_buffer import MemoryBuffer, memory_text
 from .uris import norm_path, uri_to_path
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ class Buffers:
         rope: ChunkedText[Any] | None = None
         mf = self._memory_file(item.uri)
         if mf is not None:
-            rope = ChunkedText(item.text, memory_chunker)
+            rope = memory_text(item.text)
             limit, share = self.ls.config.limit(mf.target), self.ls.config.near_budget_share
             self._generation += 1000  # result ids of a reopened file never repeat
             memory = MemoryBuffer(

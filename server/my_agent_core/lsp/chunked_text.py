@@ -113,8 +113,14 @@ class ChunkedText(Generic[C]):
     Not thread-safe by itself: the owner (`buffers.OpenDocument`) serialises edits and reads.
     """
 
-    def __init__(self, text: str, chunker: Chunker[C]) -> None:
+    def __init__(
+        self,
+        text: str,
+        chunker: Chunker[C],
+        retype: Callable[[C, int, int, str], C | None] | None = None,
+    ) -> None:
         self.chunker = chunker
+        self.retype = retype  # optional shortcut for an edit inside one chunk (None: re-chunk)
         chunks = chunker(text, True, True)
         if not chunks:
             raise ValueError("a chunker must return at least one chunk for the whole text")
@@ -172,6 +178,10 @@ class ChunkedText(Generic[C]):
             )
         last = self.chunk_at(end)
         base = self.chunk_start(first)
+        if first == last and self.retype is not None:
+            one = self.retype(chunks[first], start - base, end - base, new_text)
+            if one is not None:
+                return self._put(first, first, [one], result)
         old = "".join(c.text for c in chunks[first : last + 1])
         window = old[: start - base] + new_text + old[end - base :]
         while True:
@@ -183,6 +193,11 @@ class ChunkedText(Generic[C]):
                 raise ValueError("a chunker must accept a window that reaches the end of the text")
             last += 1
             window += chunks[last].text
+        return self._put(first, last, added, result)
+
+    def _put(self, first: int, last: int, added: list[C], result: str | None) -> Splice[C]:
+        """chunks[first:last + 1] = added, with the prefix sums and indices updated."""
+        chunks = self.chunks
         removed = chunks[first : last + 1]
         chunks[first : last + 1] = added
         if len(added) == len(removed):

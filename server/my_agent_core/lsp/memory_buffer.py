@@ -14,7 +14,14 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from my_agent_core.memory.document import ENTRY_DELIMITER, MemoryDocument, Piece, parse, reparse
+from my_agent_core.memory.document import (
+    ENTRY_DELIMITER,
+    MemoryDocument,
+    Piece,
+    parse,
+    reparse,
+    retype_piece,
+)
 from my_agent_core.memory.lint import (
     DUPLICATE_ENTRY,
     EMPTY_ENTRY,
@@ -25,7 +32,14 @@ from my_agent_core.memory.lint import (
 
 from .chunked_text import ChunkedText, Splice
 
-__all__ = ["SOURCE", "MemoryBuffer", "RopePositions", "memory_chunker", "to_diagnostic"]
+__all__ = [
+    "SOURCE",
+    "MemoryBuffer",
+    "RopePositions",
+    "memory_chunker",
+    "memory_text",
+    "to_diagnostic",
+]
 
 SOURCE = "my-agent"
 _UNNECESSARY = {DUPLICATE_ENTRY, EMPTY_ENTRY}
@@ -34,6 +48,11 @@ _UNNECESSARY = {DUPLICATE_ENTRY, EMPTY_ENTRY}
 def memory_chunker(window: str, at_start: bool, at_end: bool) -> list[Piece] | None:
     """Chunks of a memory file: its pieces (the one parser decides where they end)."""
     return reparse(window, at_file_start=at_start, at_file_end=at_end)
+
+
+def memory_text(text: str) -> ChunkedText[Piece]:
+    """A memory file's text as pieces (typing inside an entry skips the parser when it can)."""
+    return ChunkedText(text, memory_chunker, retype_piece)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ by `framing.FrameReader`, which survives malformed headers.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import sys
 import threading
@@ -299,6 +300,7 @@ def main() -> None:
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietExpectedErrors())
     global _server
     _server = _server or build_server()
+    gc.freeze()  # the imports' objects are permanent: keep them out of every collection's scan
     _server.start_io()
 
 

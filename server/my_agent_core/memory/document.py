@@ -29,6 +29,7 @@ __all__ = [
     "normalize_entry",
     "parse",
     "reparse",
+    "retype_piece",
     "serialize",
     "split_pieces",
     "strip_blanks",
@@ -459,3 +460,55 @@ def reparse(window: str, *, at_file_start: bool, at_file_end: bool) -> list[Piec
     if last is None or _after_line(window, last.end) != len(window):
         return None
     return split_pieces(doc)[:-1]  # the empty tail after the window's last delimiter is not a piece
+
+
+_STRUCTURAL = re.compile(f"[\r\n{SECTION_SIGN}{BOM}]")
+
+
+def retype_piece(piece: Piece, start: int, end: int, new_text: str) -> Piece | None:
+    """The piece after typing inside its entry (offsets relative to the piece), without a parse.
+
+    Only for edits that cannot change what the parser sees beyond the entry's text: no line
+    break, `§` or U+FEFF typed or deleted, the edit within the entry, the entry's first and last
+    characters still non-blank, and no stray `§` or CR in the piece. None otherwise: then
+    `reparse` does it. Equal to what `parse` gives (checked with hypothesis, as `reparse`).
+    """
+    entry = piece.entry
+    if entry is None or piece.strays or "\r" in piece.text:
+        return None
+    e_start, e_end = piece.local(entry.start), piece.local(entry.end)
+    if not e_start <= start <= end <= e_end:
+        return None
+    text = piece.text
+    if _STRUCTURAL.search(new_text) or _STRUCTURAL.search(text, start, end):
+        return None
+    raw = text[e_start:start] + new_text + text[end:e_end]
+    if not raw or _blank(raw[0]) or _blank(raw[-1]):
+        return None
+    delta = len(new_text) - (end - start)
+    base = piece.base
+    new_entry = Entry(
+        entry.index,
+        raw,
+        entry.start,
+        entry.end + delta,
+        entry.segment_start,
+        entry.segment_end + delta,
+    )
+    d = piece.delimiter
+    delimiter = None if d is None else DelimiterLine(d.line, d.start + delta, d.end + delta, d.kind)
+    new = Piece(
+        text[:start] + new_text + text[end:],
+        base,
+        piece.base_line,
+        new_entry,
+        delimiter,
+        (),
+        piece.breaks,
+    )
+    new.index = piece.index
+    return new
+
+
+def _blank(ch: str) -> bool:
+    return ch.isspace() or ch == BOM
