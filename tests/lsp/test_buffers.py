@@ -139,6 +139,8 @@ def test_text_of_finds_open_documents_by_path_link_or_uri(tmp_path: Path) -> Non
     assert buffers.text_of(real / "main.py") == "UNSAVED = 1\n"  # a tool that resolved the link
     assert buffers.text_of(str(real / "main.py")) == "UNSAVED = 1\n"
     assert buffers.text_of(real / "other.py") is None  # not open: read the disk instead
+    selection = types.Range(types.Position(0, 0), types.Position(0, 7))
+    assert buffers.text_in(linked_uri, selection) == "UNSAVED"
     buffers.open(types.TextDocumentItem("untitled:Untitled-1", "python", 1, "scratch"))
     assert buffers.text_of_uri("untitled:Untitled-1") == "scratch"
     buffers.close(linked_uri)

@@ -61,6 +61,13 @@ class OpenDocument:
         with self.lock:
             return self.rope.text
 
+    def text_in(self, rng: types.Range) -> str:
+        """The text of an LSP range of the current version (a selection the chat reads)."""
+        with self.lock:
+            start = self.rope.offset(rng.start, self.encoding)
+            end = self.rope.offset(rng.end, self.encoding)
+            return self.rope.text[min(start, end) : max(start, end)]
+
     def apply(self, change: types.TextDocumentContentChangeEvent) -> None:
         """Apply one `didChange` content change: a range and its new text, or the whole text."""
         with self.lock:
@@ -119,6 +126,11 @@ class Buffers:
         """The editor's current text of an open document (unsaved edits included), else None."""
         doc = self.get(uri)
         return doc.text if doc is not None else None
+
+    def text_in(self, uri: str, rng: types.Range) -> str | None:
+        """The text of a range of an open document (positions in the negotiated encoding)."""
+        doc = self.get(uri)
+        return doc.text_in(rng) if doc is not None else None
 
     def text_of(self, path: Path | str) -> str | None:
         """The editor's text of the file at `path` when it is open there, else None (read disk).
