@@ -641,3 +641,33 @@ def test_typing_relints_only_the_edited_entry(monkeypatch: pytest.MonkeyPatch) -
             assert len(splice.removed) == len(splice.added) == 1  # one piece re-parsed
             live.findings(limit=2200)
     assert len(scanned) == 2  # the two new texts ("x" typed); the deletions restore cached ones
+
+
+def _non_canonical_oracle(text: str) -> tuple[int, int, str] | None:
+    """The whole-file diff against the store's serialization: (finding line, first diff, fixed)."""
+    doc = parse(text)
+    canonical = serialize(doc.entry_texts)
+    if text in (canonical, canonical.rstrip("\n")) or not doc.entries:
+        return None
+    at = 0
+    while at < min(len(text), len(canonical)) and text[at] == canonical[at]:
+        at += 1
+    return doc.pos_at(at).line, at, canonical
+
+
+@given(_live_texts)
+@settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+def test_non_canonical_compares_only_the_region_that_differs(text: str) -> None:
+    expected = _non_canonical_oracle(text)
+    got = [f for f in lint(parse(text), limit=10**6) if f.code == NON_CANONICAL]
+    blocked = any(
+        f.code in (MALFORMED_DELIMITER, EMPTY_ENTRY) and f.fixes
+        for f in lint(parse(text), limit=10**6)
+    )
+    if expected is None or blocked:
+        assert got == []
+        return
+    [f] = got
+    line, _, canonical = expected
+    assert parse(text).pos_at(f.start).line == line
+    assert apply_edits(text, f.fixes[0].edits) == canonical

@@ -26,7 +26,6 @@ from my_agent_core.memory.document import (
     MemoryDocument,
     Piece,
     parse,
-    serialize,
     split_pieces,
 )
 from my_agent_core.memory.prefix_sums import PrefixSums
@@ -281,7 +280,6 @@ class LiveLint:
         self.blank: set[Piece] = set()  # pieces whose segment is blank (empty entries)
         self.local: dict[Piece, _Local] = {}  # pieces with findings of their own
         self.fixable_delimiters = 0  # pieces with a fixable malformed-delimiter finding
-        self.non_canonical = 0  # pieces that differ from the store's serialization
         self.with_cr = 0  # pieces holding a `\r` (entry text then differs from the source)
         self.containment = ContainmentIndex()
         pieces = layout.chunks
@@ -289,6 +287,8 @@ class LiveLint:
             self._add(piece)
         self.budget = PrefixSums(self._budget_value(p) for p in pieces)
         self.blanks = PrefixSums(int(p.entry is None) for p in pieces)
+        # pieces that differ from what the store would write there
+        self.odd = PrefixSums(int(not _canonical_piece(p)) for p in pieces)
         self.containment.rebuild(list(self.copies))
 
     # ----- keeping up with edits ---------------------------------------------------------------------
@@ -313,6 +313,7 @@ class LiveLint:
             self._add(piece)
         stop = first + len(removed)
         self.blanks.splice(first, stop, [int(p.entry is None) for p in added])
+        self.odd.splice(first, stop, [int(not _canonical_piece(p)) for p in added])
         if len(added) != len(removed):
             self.budget = PrefixSums(self._budget_value(p) for p in pieces)
         else:
@@ -343,8 +344,6 @@ class LiveLint:
         if local is not None:
             self.local[piece] = local
             self.fixable_delimiters += local.fixable_delimiter
-        if not _canonical_piece(piece):
-            self.non_canonical += 1
         if "\r" in piece.text:
             self.with_cr += 1
 
@@ -362,7 +361,6 @@ class LiveLint:
         local = self.local.pop(piece, None)
         if local is not None:  # a piece without findings of its own has no fixable delimiter
             self.fixable_delimiters -= local.fixable_delimiter
-        self.non_canonical -= not _canonical_piece(piece)
         self.with_cr -= "\r" in piece.text
         return text
 
@@ -600,28 +598,62 @@ class LiveLint:
         return findings
 
     def _non_canonical(self) -> list[Finding]:
-        if not self.non_canonical or not self.copies:
+        """Where the file first differs from the store's serialization, and the fix that rewrites it.
+
+        Only the run of pieces from the first that differs (or the last entry, whose delimiter the
+        store would drop) to the last that differs is compared: every piece outside it is exactly
+        what the store writes there, so the cost follows the edited region, not the file.
+        """
+        odd = self.odd.total()
+        if not odd or not self.copies:
             return []
         layout = self.layout
-        text = layout.text
-        canonical = serialize([p.entry.text for p in layout.chunks if p.entry is not None])
-        if text in (canonical, canonical.rstrip("\n")):
-            return []
-        at = common_prefix(text, canonical)
+        pieces = layout.chunks
+        n = len(pieces)
+        last_entry = self._last_entry_piece()
+        first = min(self.odd.search(0), last_entry)
+        last = self.odd.search(odd - 1)
+        begin = layout.chunk_start(first)
+        end = layout.chunk_start(last + 1) if last + 1 < n else len(layout)
+        text = "".join(pieces[k].text for k in range(first, last + 1))
+        canonical = "".join(_canonical_chunk(pieces[k], last_entry) for k in range(first, last + 1))
+        prefix = common_prefix(text, canonical)
+        suffix = common_suffix(text[prefix:], canonical[prefix:])
+        at = begin + prefix
+        edits = [TextEdit(at, end - suffix, canonical[prefix : len(canonical) - suffix])]
+        if last + 1 < n and not pieces[-1].text.endswith("\n"):
+            edits.append(TextEdit(len(layout), len(layout), "\n"))  # the store's final newline
         line = layout.line_of(at)
-        start, end = layout.line_start(line), layout.line_end(line)
+        start, stop = layout.line_start(line), layout.line_end(line)
         msg = (
             "Not in the store's canonical form (entries stripped, `\\n§\\n` between them, LF line "
             "ends, no BOM); the store rewrites it so on its next write. Format Document does it now."
         )
-        suffix = common_suffix(text[at:], canonical[at:])
-        edit = TextEdit(at, len(text) - suffix, canonical[at : len(canonical) - suffix])
-        fix = Fix("Rewrite the file in canonical form", (edit,), fix_all=False)
-        return [Finding(NON_CANONICAL, Severity.HINT, msg, start, max(end, start), (fix,))]
+        fix = Fix("Rewrite the file in canonical form", tuple(edits), fix_all=False)
+        return [Finding(NON_CANONICAL, Severity.HINT, msg, start, max(stop, start), (fix,))]
+
+    def _last_entry_piece(self) -> int:
+        """Index of the last piece that holds an entry (there is one)."""
+        filled = len(self.layout.chunks) - self.blanks.total()
+        lo, hi = 0, len(self.layout.chunks) - 1  # smallest i with i + 1 - blanks[:i + 1] == filled
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if mid + 1 - self.blanks.prefix(mid + 1) >= filled:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
 
 
 def _index_of(piece: Piece) -> int:
     return piece.index
+
+
+def _canonical_chunk(piece: Piece, last_entry: int) -> str:
+    """What the store writes for a piece: its entry and a delimiter (the last entry: a newline)."""
+    if piece.entry is None:
+        return ""
+    return piece.entry.text + ("\n" if piece.index == last_entry else ENTRY_DELIMITER)
 
 
 def _canonical_piece(piece: Piece) -> bool:
@@ -787,16 +819,17 @@ def contained_in(texts: list[str]) -> dict[int, int]:
 class ContainmentIndex:
     """Which distinct entry texts lie inside another, kept up to date across versions.
 
-    A rebuild is one Aho-Corasick pass over the join of all texts for the short texts (at most
-    `SHORT_PATTERN` characters: the automaton walks a failure chain per position, so a long
-    periodic pattern would make it quadratic, and megabyte patterns crash it) and `str.find`
-    scans for the long ones. Both count their work; past `WORK_PER_CHAR` steps per character
-    of the join the index stops and says so (`complete` False: the rule reports that it was not
-    checked) instead of hanging on a hostile file. Between rebuilds, a change only looks at the
-    texts that appeared or disappeared: the caller's finder gives the texts a new one lies in
-    (one `str.find` per container), the automaton the short known texts inside it, and texts
-    added since the build are checked directly. It rebuilds once those pass
-    `max(REBUILD_AFTER, number of texts / 8)`.
+    A rebuild is one Aho-Corasick pass over the join of all texts. The automaton only holds
+    strings of at most `SHORT_PATTERN` characters (it walks a failure chain per position, so a
+    long periodic pattern would make it quadratic, and megabyte patterns crash it): the short
+    texts themselves, and the first `SHORT_PATTERN` characters of each longer text as a probe,
+    confirmed with `startswith` where it matches. The matches and confirmations are counted;
+    past `WORK_PER_CHAR` steps per character of the join the index stops and says so
+    (`complete` False: the rule reports that it was not checked) instead of hanging on a hostile
+    file. Between rebuilds, a change only looks at the texts that appeared or disappeared: the
+    caller's finder gives the texts a new one lies in (one `str.find` per container), the
+    automaton the known texts inside it, and texts added since the build are checked directly
+    with `in`. It rebuilds once those pass `max(REBUILD_AFTER, number of texts / 8)`.
     """
 
     REBUILD_AFTER = 64
@@ -807,8 +840,9 @@ class ContainmentIndex:
     def __init__(self) -> None:
         self.texts: set[str] = set()
         self.automaton: Any = None
+        self.probes: dict[str, list[str]] = {}  # automaton key -> the texts it stands for
         self.complete = True
-        self.loose: set[str] = set()  # current texts that are not patterns of the automaton
+        self.loose: set[str] = set()  # texts added since the automaton was built
         self.added_since_build = 0
         self.inside: dict[str, set[str]] = {}  # text -> the texts it contains
         self.containers: dict[str, set[str]] = {}  # text -> the texts containing it (non-empty)
@@ -867,10 +901,17 @@ class ContainmentIndex:
             for outer in containers_of(a):
                 self._pair(a, outer)
             if self.automaton.kind == ahocorasick.AHOCORASICK:
-                for _, pattern in self.automaton.iter(a):  # known short texts inside `a`
-                    if pattern != a and pattern in self.texts and pattern not in fresh:
-                        self._pair(pattern, a)
-            for p in self.loose:  # long texts, and texts added since the automaton was built
+                for end, key in self.automaton.iter(a):  # known texts inside `a`
+                    start = end - len(key) + 1
+                    for known in self.probes[key]:
+                        if (
+                            known != a
+                            and known in self.texts
+                            and known not in fresh
+                            and a.startswith(known, start)
+                        ):
+                            self._pair(known, a)
+            for p in self.loose:  # texts added since the automaton was built
                 if p != a and p in a:
                     self._pair(p, a)
             self.loose.add(a)
@@ -884,43 +925,41 @@ class ContainmentIndex:
         self.texts = set(texts)
         self.inside, self.containers = {}, {}
         self.complete = True
+        self.loose = set()
         self.added_since_build = 0
+        self.probes = {}
         automaton = ahocorasick.Automaton()
         self.automaton = automaton
-        short = [t for t in texts if len(t) <= self.SHORT_PATTERN] if len(texts) > 1 else []
-        self.loose = self.texts.difference(short)
+        for t in texts:
+            self.probes.setdefault(t[: self.SHORT_PATTERN], []).append(t)
+        for key in self.probes:
+            automaton.add_word(key, key)
+        if not texts:
+            return
+        automaton.make_automaton()
         if len(texts) < 2:
             return
-        for t in short:
-            automaton.add_word(t, t)
         hay = ENTRY_DELIMITER.join(texts)
         starts = _starts(texts)
         work = self.WORK_PER_CHAR * len(hay) + self.WORK_FLOOR
-        if short:
-            automaton.make_automaton()
-            for end, pattern in automaton.iter(hay):
-                work -= 1
+        for end, key in automaton.iter(hay):
+            start = end - len(key) + 1
+            j = bisect_right(starts, start) - 1
+            outer = texts[j]
+            outer_end = starts[j] + len(outer)
+            for inner in self.probes[key]:
+                known = self.containers.get(inner)
+                if inner == outer or start + len(inner) > outer_end or (known and outer in known):
+                    work -= 1
+                elif len(inner) == len(key):
+                    work -= 1
+                    self._pair(inner, outer)
+                else:  # a probe: confirm the whole text is there
+                    work -= len(inner)
+                    if hay.startswith(inner, start):
+                        self._pair(inner, outer)
                 if work < 0:
                     return self._stop()
-                start = end - len(pattern) + 1
-                j = bisect_right(starts, start) - 1
-                outer = texts[j]
-                if outer != pattern and end < starts[j] + len(outer):
-                    self._pair(pattern, outer)
-        for inner in texts:
-            if len(inner) <= self.SHORT_PATTERN:
-                continue
-            pos = hay.find(inner)
-            while pos != -1:
-                j = bisect_right(starts, pos) - 1
-                outer_end = starts[j] + len(texts[j])
-                if texts[j] != inner and pos + len(inner) <= outer_end:
-                    self._pair(inner, texts[j])
-                nxt = hay.find(inner, outer_end)
-                work -= (nxt if nxt != -1 else len(hay)) - pos + 1
-                if work < 0:
-                    return self._stop()
-                pos = nxt
 
     def _stop(self) -> None:
         self.complete = False
