@@ -32,7 +32,15 @@ from .params import (
     req_str,
     to_params,
 )
-from .protocol_types import ChatSnapshotResult, ChatStartResult, SessionUsage, SnapshotStore
+from .protocol_types import (
+    ChatSendResult,
+    ChatSessionsResult,
+    ChatSnapshotResult,
+    ChatStartResult,
+    SessionUsage,
+    SnapshotStore,
+    SystemPromptResult,
+)
 from .uris import norm_path
 from .workspace import FolderState, observed_store
 
@@ -229,7 +237,7 @@ class ChatManager:
             return  # a successful call that wrote nothing (e.g. an entry that already existed)
         self.ls.protocol.notify("myAgent/chat/event", camel_event(session.id, event))
 
-    async def send(self, session: ChatSession, message: str) -> dict[str, Any]:
+    async def send(self, session: ChatSession, message: str) -> ChatSendResult:
         """Run one turn; events stream as notifications, all before this returns."""
         async with session.lock:
             turn = Turn()
@@ -294,14 +302,14 @@ def register(ls: MyAgentServer) -> None:
         return session.describe()
 
     @ls.feature("myAgent/chat/send")
-    async def chat_send(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    async def chat_send(ls: MyAgentServer, raw: Any) -> ChatSendResult:
         params = to_params(raw)
         session = ls.chat.get(req_str(params, "sessionId"))
         message = req_str(params, "message", non_empty=True)
         return await ls.chat.send(session, message)
 
     @ls.feature("myAgent/chat/systemPrompt")
-    def chat_system_prompt(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    def chat_system_prompt(ls: MyAgentServer, raw: Any) -> SystemPromptResult:
         params = to_params(raw)
         session = ls.chat.get(req_str(params, "sessionId"))
         return {"text": session.agent.system_prompt}
@@ -319,6 +327,6 @@ def register(ls: MyAgentServer) -> None:
         return {}
 
     @ls.feature("myAgent/chat/sessions")
-    def chat_sessions(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    def chat_sessions(ls: MyAgentServer, raw: Any) -> ChatSessionsResult:
         to_params(raw)
         return {"sessions": [s.describe() for s in ls.chat.sessions.values()]}

@@ -169,21 +169,18 @@ class ChunkedText(Generic[C]):
         end = min(max(end, start), size)
         chunks = self.chunks
         first = self.chunk_at(start)
-        if (
-            first > 0
-            and start == self.chunk_start(first)
-            and not chunks[first - 1].text.endswith("\n")
-        ):
-            first -= (
-                1  # the edit continues the previous chunk's last line (or joins its `\r` to `\n`)
-            )
+        # an edit at a chunk's start continues the previous chunk's last line when that chunk does
+        # not end with `\n` (no line break, or a `\r` the edit may join to a `\n`)
+        at_boundary = first > 0 and start == self.chunk_start(first)
+        if at_boundary and not chunks[first - 1].text.endswith("\n"):
+            first -= 1
         last = self.chunk_at(end)
         base = self.chunk_start(first)
         if first == last and self.retype is not None:
             one = self.retype(chunks[first], start - base, end - base, new_text)
             if one is not None:
                 return self._put(first, first, [one], result)
-        old = "".join(c.text for c in chunks[first : last + 1])
+        old = "".join(self._texts[first : last + 1])
         window = old[: start - base] + new_text + old[end - base :]
         while True:
             at_end = last == len(chunks) - 1

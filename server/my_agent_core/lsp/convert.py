@@ -24,7 +24,6 @@ __all__ = [
     "LineIndex",
     "PositionConverter",
     "chars_in",
-    "encoding_of",
     "line_index",
     "minimal_edit",
     "units_of",
@@ -36,16 +35,6 @@ UTF32 = types.PositionEncodingKind.Utf32.value
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def encoding_of(ls: object) -> str:
-    """The position encoding negotiated with the client (UTF-16 when none was)."""
-    try:
-        encoding = ls.workspace.position_encoding  # type: ignore[attr-defined]
-    except (AttributeError, RuntimeError):
-        return UTF16
-    value = getattr(encoding, "value", encoding)
-    return value if value in (UTF8, UTF16, UTF32) else UTF16
 
 
 @dataclass(frozen=True, slots=True)

@@ -268,8 +268,9 @@ class LiveLint:
     copies of each entry text (duplicates), prefix sums of what each first copy adds to the budget
     (over/near budget), which distinct texts lie inside another (ambiguous entries), the blank
     pieces (empty entries) and the non-canonical pieces. An edit costs the pieces it replaced,
-    not the file; `findings()` costs the number of findings (plus one pass over the text when the
-    file is not in canonical form or, with CR line ends, for containment).
+    not the file, plus one C-speed search of the file for each new entry text (its containers);
+    `findings()` costs the number of findings, and the run of non-canonical pieces when there is
+    one.
     """
 
     def __init__(self, layout: PieceLayout, cache: LintCache | None = None) -> None:
