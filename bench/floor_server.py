@@ -115,7 +115,7 @@ def main() -> None:
     stop = threading.Event()
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
     with contextlib.suppress(BrokenPipeError, KeyboardInterrupt, SystemExit):
-        asyncio.run(serve_frames(stop, FrameReader(sys.stdin.buffer), server.protocol))
+        asyncio.run(serve_frames(stop, FrameReader(sys.stdin.fileno()), server.protocol))
 
 
 if __name__ == "__main__":

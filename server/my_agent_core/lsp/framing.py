@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import threading
-from concurrent.futures import Executor
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Protocol, TypeGuard
 
@@ -26,6 +27,7 @@ __all__ = [
     "FrameReader",
     "Refused",
     "leading_members",
+    "next_message",
     "serve_frames",
 ]
 
@@ -34,7 +36,7 @@ logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 64 * 1024 * 1024  # the largest message kept (a 64 MiB didOpen is already absurd)
 MAX_SKIP_BYTES = 1 << 30  # a claim beyond this is not a message: resynchronise instead of skipping
 MAX_HEADER_LINE = 8192  # longer header lines keep only their tail (where a glued header sits)
-_READ_CHUNK = 1 << 20
+_READ_CHUNK = 1 << 16  # per read from the source (bodies arrive in these chunks)
 _HEAD_BYTES = 4096  # of a dropped body, what is kept to find its request id
 
 PARSE_ERROR = -32700
@@ -65,11 +67,20 @@ class Refused:
 
 
 class FrameReader:
-    """Blocking reader of `Content-Length`-framed messages from a binary stream."""
+    """Blocking reader of `Content-Length`-framed messages from a file descriptor or a stream.
 
-    def __init__(self, stream: BinaryIO) -> None:
-        self.stream = stream
-        self._pending = b""  # bytes read past a frame, consumed before the stream
+    It does its own buffering over `os.read` (or the stream's `read1`): a thread blocked in
+    `BufferedReader.readline` on stdin holds the buffer's lock, and Python aborts at exit when a
+    daemon thread does that.
+    """
+
+    def __init__(self, source: BinaryIO | int) -> None:
+        if isinstance(source, int):
+            fd = source
+            self._raw: Callable[[int], bytes] = lambda n: os.read(fd, n)
+        else:
+            self._raw = getattr(source, "read1", source.read)
+        self._pending = b""  # bytes read from the source but not consumed yet
 
     def push_back(self, data: bytes) -> None:
         """Bytes to read again before the stream (the start of a message found inside a body)."""
@@ -183,18 +194,25 @@ class FrameReader:
                 kept = kept[-256:]
 
     def _readline(self, limit: int) -> bytes:
-        if self._pending:
+        """Up to `limit` bytes through the next `\\n` (less at the end of input)."""
+        while True:
             i = self._pending.find(b"\n", 0, limit)
-            end = i + 1 if i != -1 else min(limit, len(self._pending))
-            line, self._pending = self._pending[:end], self._pending[end:]
-            return line
-        return self.stream.readline(limit)
+            if i != -1 or len(self._pending) >= limit:
+                end = i + 1 if i != -1 else limit
+                line, self._pending = self._pending[:end], self._pending[end:]
+                return line
+            data = self._raw(_READ_CHUNK)
+            if not data:
+                line, self._pending = self._pending, b""
+                return line
+            self._pending += data
 
     def _read(self, n: int) -> bytes:
-        if self._pending:
-            data, self._pending = self._pending[:n], self._pending[n:]
-            return data
-        return self.stream.read(n)
+        """Up to `n` bytes (fewer when that is what has arrived; b"" at the end of input)."""
+        if not self._pending:
+            return self._raw(min(n, _READ_CHUNK))
+        data, self._pending = self._pending[:n], self._pending[n:]
+        return data
 
 
 def leading_members(head: bytes) -> dict[str, Any]:
@@ -239,36 +257,87 @@ def _answer_error(protocol: Any, request_id: int | str, code: int, message: str)
     protocol._send_response(request_id, error=types.ResponseError(code=code, message=message))
 
 
+READ_AHEAD = 64  # frames read but not yet handled, at most
+
+
+@dataclass(frozen=True, slots=True)
+class _Message:
+    value: Any
+
+
+def next_message(reader: FrameReader, protocol: MessageSink) -> _Message | Refused | None:
+    """The next decoded message, or a refusal to answer, or None at the end of input.
+
+    Decoding happens here, next to the reading, so a body that turns out to hold the start of the
+    next message (a header that claimed too much) can give those bytes back to the reader before
+    anything else is read.
+    """
+    while True:
+        frame = reader.next_frame()
+        if frame is None or isinstance(frame, Refused):
+            return frame
+        try:
+            return _Message(json.loads(frame.body, object_hook=protocol.structure_message))
+        except (ValueError, RecursionError) as exc:
+            item = _unparsable(reader, protocol, frame.body, exc)
+            if item is not None:
+                return item
+
+
 async def serve_frames(
     stop_event: threading.Event,
     reader: FrameReader,
     protocol: MessageSink,
-    executor: Executor | None = None,
+    at_end: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """The message loop: read a frame in a worker thread, hand it to the protocol on the loop."""
+    """The message loop: a daemon thread reads and decodes, the event loop handles.
+
+    The reading thread is a daemon and not part of any pool, so a read blocked on stdin never
+    keeps the process from exiting (pygls' pool is joined at exit). `at_end` runs when the input
+    ends (e.g. let running requests answer before the loop stops).
+    """
     loop = asyncio.get_running_loop()
+    items: asyncio.Queue[_Message | Refused | None] = asyncio.Queue()
+    room = threading.Semaphore(READ_AHEAD)
+
+    def pump() -> None:
+        while True:
+            room.acquire()
+            try:
+                item = next_message(reader, protocol)
+            except Exception:
+                logger.exception("framing: reading the input failed")
+                item = None
+            try:
+                loop.call_soon_threadsafe(items.put_nowait, item)
+            except RuntimeError:  # the loop is closed: the server is exiting
+                return
+            if item is None:
+                return
+
+    threading.Thread(target=pump, name="my-agent-stdin", daemon=True).start()
     while not stop_event.is_set():
-        frame = await loop.run_in_executor(executor, reader.next_frame)
-        if frame is None:
+        item = await items.get()
+        room.release()
+        if item is None:
             logger.info("framing: end of input")
+            if at_end is not None:
+                await at_end()
             return
-        if isinstance(frame, Refused):
-            if frame.request_id is not None:
-                _answer_error(protocol, frame.request_id, frame.code, frame.message)
+        if isinstance(item, Refused):
+            if item.request_id is not None:
+                _answer_error(protocol, item.request_id, item.code, item.message)
             continue
         try:
-            message = json.loads(frame.body, object_hook=protocol.structure_message)
-        except (ValueError, RecursionError) as exc:
-            _unparsable(reader, protocol, frame.body, exc)
-            continue
-        try:
-            protocol.handle_message(message)
+            protocol.handle_message(item.value)
         except Exception:
             logger.exception("could not handle a message")
 
 
-def _unparsable(reader: FrameReader, protocol: MessageSink, body: bytes, exc: Exception) -> None:
-    """A body that is not JSON: answer it if it was a request, and resynchronise.
+def _unparsable(
+    reader: FrameReader, protocol: MessageSink, body: bytes, exc: Exception
+) -> _Message | Refused | None:
+    """A body that is not JSON: give back a message it swallowed, or refuse it (answer a request).
 
     When the header claimed more than the message (the next message's header is inside the
     body), the rest is pushed back and read again, so that message is not lost.
@@ -283,10 +352,10 @@ def _unparsable(reader: FrameReader, protocol: MessageSink, body: bytes, exc: Ex
             pass
         else:
             logger.warning("framing: a Content-Length was too long; resynchronised")
-            protocol.handle_message(message)
-            return
+            return _Message(message)
     logger.warning("framing: a message that is not valid JSON was skipped (%s)", exc)
     members = leading_members(body[:_HEAD_BYTES])
     request_id = members.get("id")
     if "method" in members and _is_id(request_id):
-        _answer_error(protocol, request_id, PARSE_ERROR, f"the message is not valid JSON: {exc}")
+        return Refused(PARSE_ERROR, f"the message is not valid JSON: {exc}", request_id)
+    return None

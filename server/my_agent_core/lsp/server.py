@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import inspect
 import logging
 import sys
 import threading
@@ -40,6 +41,7 @@ __all__ = ["MyAgentProtocol", "MyAgentServer", "build_server", "main"]
 logger = logging.getLogger(__name__)
 
 RAW_PREFIX = "myAgent/"
+EXIT_GRACE_SECONDS = 5.0  # how long `exit` (or the end of input) waits for running requests
 
 
 def _valid_id(value: object) -> TypeGuard[int | str]:
@@ -112,6 +114,39 @@ class MyAgentProtocol(LanguageServerProtocol):
 
     def _send_error(self, msg_id: Any, code: int, message: str) -> None:
         self._send_response(msg_id, error=types.ResponseError(code=code, message=message))
+
+    # ----- exit: answer what is still running first ---------------------------------------------
+    def running_requests(self) -> list[asyncio.Task[Any]]:
+        """Requests whose (async) handlers have not answered yet (e.g. a turn `shutdown` cancelled)."""
+        futures: list[object] = list(self._request_futures.values())
+        return [f for f in futures if isinstance(f, asyncio.Task) and not f.done()]
+
+    async def settle(self, timeout: float = EXIT_GRACE_SECONDS) -> None:
+        """Let the running requests send their answers (bounded), so none goes unanswered."""
+        running = self.running_requests()
+        if running:
+            await asyncio.wait(running, timeout=timeout)
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """Exit once the requests still running have answered (pygls exits at once, so a chat
+        turn cancelled by `shutdown` lost its -32800 answer whenever `exit` came quickly)."""
+        yield from self._user_handler(types.EXIT, args[0] if args else None)
+        returncode = 0 if self._shutdown else 1
+        if not self.running_requests():
+            self._exit_now(returncode)
+            return
+        waiting = asyncio.ensure_future(self.settle())
+        waiting.add_done_callback(lambda _: self._exit_now(returncode))
+
+    def _exit_now(self, returncode: int) -> None:
+        if self.writer is None:
+            sys.exit(returncode)
+        closed = self.writer.close()
+        if inspect.isawaitable(closed):
+            asyncio.ensure_future(closed).add_done_callback(lambda _: sys.exit(returncode))
+        else:
+            sys.exit(returncode)
 
     # ----- document sync: ours, not pygls' workspace copy (see buffers.py) -----------------------
     # Same names as pygls' built-ins, so they replace them (pygls collects built-ins by `dir()`).
@@ -242,10 +277,11 @@ class MyAgentServer(LanguageServer):
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve on stdio with a reader that resynchronises after malformed frames."""
         self._stop_event = threading.Event()
-        reader = FrameReader(stdin or sys.stdin.buffer)
+        reader = FrameReader(stdin if stdin is not None else sys.stdin.fileno())
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
-            asyncio.run(serve_frames(self._stop_event, reader, self.protocol, self.thread_pool))
+            protocol = cast(MyAgentProtocol, self.protocol)
+            asyncio.run(serve_frames(self._stop_event, reader, protocol, protocol.settle))
         except BrokenPipeError:
             logger.error("the connection to the client is lost; shutting down")
         except (KeyboardInterrupt, SystemExit):
