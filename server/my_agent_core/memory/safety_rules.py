@@ -787,8 +787,9 @@ def _rules() -> tuple[Rule, ...]:
     conceal = "tells the model to hide something from the user"
     exfil = "tells the model to send secrets somewhere"
     exfil_chat = "tells the model to send the conversation somewhere"
-    override_verbs = ("ignor", "disregard", "forget", "overr", "bypass", "skip", "discard")
-    override_verbs += ("abandon", "drop", "aside", "throw", "attention", "heed", "follow", "obey")
+    override_verbs: tuple[str, ...] = ("ignor", "disregard", "forget", "overr", "bypass", "skip")
+    override_verbs += ("discard", "abandon", "drop", "aside", "throw", "attention", "heed", "follow")
+    override_verbs += ("obey",)
     return (
         _rule("injection", override, _OVERRIDE, (*override_verbs, "mind")),
         _rule(

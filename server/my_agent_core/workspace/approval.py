@@ -149,8 +149,8 @@ class ApprovalGate:
         except Exception as exc:
             log.warning("approver failed: %s", exc)
             return Decision.deny("error", f"the approval could not be asked: {exc}")
-        if not isinstance(decision, Decision):
-            return Decision.deny("error", "the approver gave no decision")
+        if not isinstance(decision, Decision):  # a third-party approver may break its Protocol
+            return Decision.deny("error", "the approver gave no decision")  # type: ignore[unreachable]
         if decision.approved and self._cancel is not None and self._cancel.is_set():
             return Decision.deny("cancelled", "the turn was cancelled while waiting for approval")
         return decision
