@@ -76,6 +76,12 @@ def _build_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "--near-share", type=float, default=0.9, help="near-budget warning share (0.9)"
     )
+    lint.add_argument(
+        "--no-workspace",
+        action="store_true",
+        help="skip the rules that check entries against the workspace (stale paths, context files)",
+    )
+    _profile_option(lint)
     lint.set_defaults(handler=_cmd_lint)
 
     serve = sub.add_parser(
@@ -100,6 +106,11 @@ def _build_parser() -> argparse.ArgumentParser:
         ("remove", "remove the entry containing OLD", ["old"]),
         ("log", "print the change history", []),
         ("undo", "revert the newest change (or the change ID, on top of the file as it is)", []),
+        (
+            "import",
+            "add the items of a CLAUDE.md / AGENTS.md / .cursorrules file as entries",
+            ["file"],
+        ),
     ):
         cmd = msub.add_parser(name, help=help_text)
         for arg in extra:
@@ -115,6 +126,7 @@ def _build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("--json", action="store_true", help="machine-readable output")
         if name == "log":
             cmd.add_argument("--limit", type=int, default=20)
+        _profile_option(cmd)
         if name != "show":
             cmd.add_argument(
                 "--lock-timeout",
@@ -137,6 +149,18 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _profile_option(parser: argparse.ArgumentParser) -> None:
+    from my_agent_core.memory.location import USER_PROFILE_ENV, USER_PROFILES
+
+    parser.add_argument(
+        "--user-profile",
+        choices=USER_PROFILES,
+        default=None,
+        help="where USER.md lives: this workspace's memory folder, or one global profile in "
+        f"${{XDG_CONFIG_HOME:-~/.config}}/my-agent-core (default: ${USER_PROFILE_ENV} or workspace)",
+    )
+
+
 def _limit_options(parser: argparse.ArgumentParser) -> None:
     from my_agent_core.memory.store import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 
@@ -150,15 +174,27 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_memory(args: argparse.Namespace) -> int:
+    from my_agent_core.memory.location import open_store, resolve_user_profile
     from my_agent_core.memory.store import (
         MemoryEditError,
         MemoryLockTimeout,
-        MemoryStore,
         MemoryWriteError,
     )
+    from my_agent_core.paths import PathRefused
 
+    try:
+        profile = resolve_user_profile(args.user_profile)
+    except ValueError as exc:
+        print(f"my-agent: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     mem_dir = args.dir if args.dir is not None else memory_dir_of(Path.cwd())
-    store = MemoryStore(mem_dir, args.memory_limit, args.user_limit, author="cli")
+    store = open_store(
+        mem_dir=mem_dir,
+        user_profile=profile,
+        memory_char_limit=args.memory_limit,
+        user_char_limit=args.user_limit,
+        author="cli",
+    )
     if getattr(args, "lock_timeout", None) is not None:
         store.lock_timeout = args.lock_timeout
     if store.folder_error is not None:
@@ -169,6 +205,8 @@ def _cmd_memory(args: argparse.Namespace) -> int:
             return _show(store, args.target, args.json)
         if args.action == "log":
             return _log(store, args.limit, args.json)
+        if args.action == "import":
+            return _import(store, args.file, args.target)
         if args.action == "undo":
             record = store.undo(args.id, author="cli")
             undone = next((r for r in store.log(10_000) if r.id == record.undoes), None)
@@ -195,7 +233,24 @@ def _cmd_memory(args: argparse.Namespace) -> int:
     except MemoryEditError as exc:
         print(f"my-agent: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
+    except PathRefused as exc:
+        print(f"my-agent: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK
+
+
+def _import(store: MemoryStore, file: str, target: str) -> int:
+    """`memory import FILE`: 0 when every item is in memory now, 1 when some did not fit or were
+    refused (each listed), so a script notices a partial import."""
+    from my_agent_core.context.importer import import_file
+
+    result = import_file(store, file, target=target, author="cli")
+    print(result.message)
+    for text in result.not_fitted:
+        print(f"  not fitted: {_one_line(text)}")
+    for refused in result.refused:  # its text is not printed: it may hold terminal controls
+        print(f"  refused: the item at line {refused.line} ({refused.reason})")
+    return EXIT_FINDINGS if result.not_fitted or result.refused else EXIT_OK
 
 
 def _show(store: MemoryStore, target: str, as_json: bool) -> int:
