@@ -110,7 +110,7 @@ def split_items(text: str) -> list[ImportItem]:
                 headings.append((level, title))
             joinable = False
         elif token.type in ("bullet_list_open", "ordered_list_open"):
-            for start, end in _list_items(tokens, i, close):
+            for start in _list_items(tokens, i, close):
                 body = _item_text(lines, tokens[start])
                 if body:
                     items.append(_item(headings, body, tokens[start]))
@@ -154,15 +154,14 @@ def _closing(tokens: Sequence[Token], i: int) -> int:
     return len(tokens) - 1
 
 
-def _list_items(tokens: Sequence[Token], start: int, end: int) -> list[tuple[int, int]]:
-    """The (open, close) indices of the direct items of the list opened at `start`."""
-    found: list[tuple[int, int]] = []
+def _list_items(tokens: Sequence[Token], start: int, end: int) -> list[int]:
+    """The indices of the direct items of the list opened at `start` (closed at `end`)."""
+    found: list[int] = []
     j = start + 1
     while j < end:
         if tokens[j].type == "list_item_open":
-            close = _closing(tokens, j)
-            found.append((j, close))
-            j = close
+            found.append(j)
+            j = _closing(tokens, j)
         j += 1
     return found
 
