@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 
-
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 

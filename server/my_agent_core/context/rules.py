@@ -1,0 +1,227 @@
+"""The lint rules that check memory against the workspace: stale references, repeats of the
+context files, and words that go stale by nature.
+
+They produce the linter's own `Finding`s (each with its fixes), in a pass of their own beside
+`memory/lint.py`'s, so callers combine the two lists: `lint(doc, ...) + rules.lint(doc)`. Work is
+cached per entry text: what an entry claims (paths, commands, stale words) is extracted once; what
+the workspace says about those claims is kept until the index changes (`generation`). A keystroke
+in one entry re-checks that entry only, and the folder is never walked here.
+
+- `stale-reference` (warning): a path the entry names does not exist in the folder, or an
+  `npm run X` / `make X` / `just X` target the root's package.json / Makefile / justfile does not
+  define (a task file we cannot read completely is trusted: no finding). Fixes: the path the file
+  was renamed to, when the index saw the rename; remove the entry.
+- `in-context-file` (warning): the entry repeats a line or paragraph of AGENTS.md, CLAUDE.md,
+  GEMINI.md or .github/copilot-instructions.md, which are in every prompt already. Fix: remove it.
+- `volatile-content` (hint): "today", "currently", "right now", 目前, a bare time of day ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from my_agent_core.context.index import WorkspaceIndex
+from my_agent_core.context.references import EntryRefs, PathRef, extract
+from my_agent_core.context.similarity import ContextCorpus, ContextMatch
+from my_agent_core.context.volatile import VolatileSpan, volatile_spans
+from my_agent_core.memory.document import Entry, MemoryDocument
+from my_agent_core.memory.lint import Finding, Fix, Severity, TextEdit
+
+__all__ = [
+    "IN_CONTEXT_FILE",
+    "STALE_REFERENCE",
+    "VOLATILE_CONTENT",
+    "WORKSPACE_CODES",
+    "WorkspaceRules",
+]
+
+STALE_REFERENCE = "stale-reference"
+IN_CONTEXT_FILE = "in-context-file"
+VOLATILE_CONTENT = "volatile-content"
+
+#: The codes of these rules, with a one-line description (beside `memory.lint.CODES`).
+WORKSPACE_CODES: dict[str, str] = {
+    STALE_REFERENCE: "a path or npm/make/just target the workspace does not have (warning)",
+    IN_CONTEXT_FILE: "repeats what AGENTS.md or another context file already says (warning)",
+    VOLATILE_CONTENT: "words such as 'today' or 'currently' that go stale in later prompts (hint)",
+}
+
+_MAX_CACHED = 10_000
+_SHOWN_NAMES = 12
+_TOOL_FILES = {"npm": "package.json", "make": "Makefile", "just": "justfile"}
+_COMMAND = {"npm": "npm run {}", "make": "make {}", "just": "just {}"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Claim:
+    """A finding inside one entry, in entry-relative offsets (shifted when reported)."""
+
+    code: str
+    severity: Severity
+    message: str
+    start: int
+    end: int
+    replacement: str | None = None  # the renamed path, for the preferred fix
+
+
+class WorkspaceRules:
+    """The workspace rules of one folder (`index` None: a memory folder outside any workspace,
+    where only `volatile-content` applies)."""
+
+    def __init__(self, index: WorkspaceIndex | None) -> None:
+        self.index = index
+        self._refs: dict[str, EntryRefs] = {}
+        self._volatile: dict[str, tuple[VolatileSpan, ...]] = {}
+        self._checked: dict[str, tuple[int, tuple[_Claim, ...]]] = {}
+        self._corpus: ContextCorpus | None = None
+        self._corpus_of: object = None
+
+    def lint(self, doc: MemoryDocument) -> list[Finding]:
+        """The findings of these rules on a parsed memory file, sorted by position."""
+        generation = self.index.generation if self.index is not None else 0
+        findings: list[Finding] = []
+        text = doc.text
+        for entry in doc.entries:
+            source = text[entry.start : entry.end]
+            cached = self._checked.get(source)
+            if cached is None or cached[0] != generation:
+                if len(self._checked) >= _MAX_CACHED:
+                    self._checked.clear()
+                cached = self._checked[source] = (generation, tuple(self._claims(source)))
+            findings.extend(_finding(doc, entry, claim) for claim in cached[1])
+        findings.sort(key=lambda f: (f.start, f.end, f.severity))
+        return findings
+
+    # ------------------------------------------------------------------ per entry
+
+    def _claims(self, source: str) -> list[_Claim]:
+        claims: list[_Claim] = []
+        if self.index is not None:
+            refs = self._refs_of(source)
+            claims += self._stale_paths(refs)
+            claims += self._stale_commands(refs)
+            match = self._context().find(source)
+            if match is not None:
+                claims.append(_repeat(match, len(source)))
+        claims += [_volatile(span) for span in self._volatile_of(source)]
+        return claims
+
+    def _refs_of(self, source: str) -> EntryRefs:
+        refs = self._refs.get(source)
+        if refs is None:
+            if len(self._refs) >= _MAX_CACHED:
+                self._refs.clear()
+            refs = self._refs[source] = extract(source)
+        return refs
+
+    def _volatile_of(self, source: str) -> tuple[VolatileSpan, ...]:
+        spans = self._volatile.get(source)
+        if spans is None:
+            if len(self._volatile) >= _MAX_CACHED:
+                self._volatile.clear()
+            spans = self._volatile[source] = tuple(volatile_spans(source))
+        return spans
+
+    def _context(self) -> ContextCorpus:
+        """The corpus of the context files, rebuilt only when the index re-read them."""
+        assert self.index is not None
+        texts = self.index.context_texts
+        if self._corpus is None or self._corpus_of is not texts:
+            self._corpus = ContextCorpus(texts)
+            self._corpus_of = texts
+        return self._corpus
+
+    def _stale_paths(self, refs: EntryRefs) -> list[_Claim]:
+        index = self.index
+        assert index is not None
+        claims: list[_Claim] = []
+        for ref in refs.paths:
+            claim = self._check_path(index, ref)
+            if claim is not None:
+                claims.append(claim)
+        for ref in refs.candidates:  # `first/...`: a claim only when `first` is the folder's
+            if index.has_top_level(ref.path.split("/", 1)[0]):
+                claim = self._check_path(index, ref)
+                if claim is not None:
+                    claims.append(claim)
+        return claims
+
+    def _check_path(self, index: WorkspaceIndex, ref: PathRef) -> _Claim | None:
+        if ref.bare:
+            if index.has_basename(ref.path) or index.exists(ref.path) or not index.complete:
+                return None
+            message = (
+                f"No file named `{ref.path}` in this workspace (files .gitignore excludes aside): "
+                "memory goes into every future prompt, so a stale name misleads each session. "
+                "Update the entry or remove it."
+            )
+            return _Claim(STALE_REFERENCE, Severity.WARNING, message, ref.start, ref.end)
+        if index.exists(ref.path):
+            return None
+        new = index.renamed_to(ref.path)
+        where = f": it was renamed to `{new}`" if new else ""
+        message = (
+            f"`{ref.path}` does not exist in this workspace{where}. Memory goes into every future "
+            "prompt, so a stale path misleads each session; "
+            + ("use the new path." if new else "update the entry or remove it.")
+        )
+        return _Claim(STALE_REFERENCE, Severity.WARNING, message, ref.start, ref.end, new)
+
+    def _stale_commands(self, refs: EntryRefs) -> list[_Claim]:
+        index = self.index
+        assert index is not None
+        claims: list[_Claim] = []
+        for ref in refs.commands:
+            tasks = index.tasks(ref.tool)
+            if tasks is None or tasks.knows(ref.name) is not False:
+                continue
+            names = sorted(tasks.names)
+            listed = ", ".join(names[:_SHOWN_NAMES]) + (
+                ", ..." if len(names) > _SHOWN_NAMES else ""
+            )
+            kind = {"npm": "script", "make": "target", "just": "recipe"}[ref.tool]
+            has = f" (it has: {listed})" if names else f" (it defines no {kind}s)"
+            message = (
+                f"`{_COMMAND[ref.tool].format(ref.name)}`: {tasks.source} defines no {kind} "
+                f"`{ref.name}`{has}. A stale command in memory sends every future session down "
+                "a dead end; update the entry or remove it."
+            )
+            claims.append(_Claim(STALE_REFERENCE, Severity.WARNING, message, ref.start, ref.end))
+        return claims
+
+
+def _repeat(match: ContextMatch, length: int) -> _Claim:
+    said = "says this" if match.how == "contained" else "says nearly the same"
+    message = (
+        f"{match.name} already {said} (line {match.line}), and context files go into every "
+        "prompt, so this entry only spends memory's budget twice. Remove it (or keep the fact "
+        f"in {match.name} alone)."
+    )
+    return _Claim(IN_CONTEXT_FILE, Severity.WARNING, message, 0, length)
+
+
+def _volatile(span: VolatileSpan) -> _Claim:
+    what = "a time of day" if span.kind == "time" else f'"{span.word}"'
+    message = (
+        f"{what[0].upper()}{what[1:]} goes stale: memory is in every future prompt, where it will "
+        "name a moment long past, so what held then reads as true later. Keep the lasting fact, "
+        "or write a date (as of 2026-12)."
+    )
+    return _Claim(VOLATILE_CONTENT, Severity.HINT, message, span.start, span.end)
+
+
+def _finding(doc: MemoryDocument, entry: Entry, claim: _Claim) -> Finding:
+    start, end = entry.start + claim.start, entry.start + claim.end
+    fixes: list[Fix] = []
+    if claim.replacement is not None:
+        fixes.append(
+            Fix(
+                f"Replace with `{claim.replacement}`",
+                (TextEdit(start, end, claim.replacement),),
+                fix_all=False,
+            )
+        )
+    if claim.code in (STALE_REFERENCE, IN_CONTEXT_FILE):
+        removal = TextEdit(*doc.removal_span(entry), "")
+        fixes.append(Fix("Remove this entry", (removal,), fix_all=False))
+    return Finding(claim.code, claim.severity, claim.message, start, end, tuple(fixes))
