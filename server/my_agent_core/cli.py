@@ -28,6 +28,9 @@ from my_agent_core.memory.providers import recall_cli
 from my_agent_core.team import commands as team_commands
 
 if TYPE_CHECKING:
+    from my_agent_core.context.rules import WorkspaceRules
+    from my_agent_core.memory.document import MemoryDocument
+    from my_agent_core.memory.lint import Finding
     from my_agent_core.memory.store import MemoryStore
 
 __all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_SYSTEM", "EXIT_USAGE", "main"]
@@ -335,9 +338,16 @@ def _one_line(text: str, width: int = 100) -> str:
 def _cmd_lint(args: argparse.Namespace) -> int:
     from my_agent_core.memory.document import parse
     from my_agent_core.memory.lint import lint
+    from my_agent_core.memory.location import resolve_user_profile
     from my_agent_core.paths import PathRefused, check_memory_file, read_regular
 
-    files, missing = _lint_targets(args.paths)
+    try:
+        profile = resolve_user_profile(args.user_profile)
+    except ValueError as exc:
+        print(f"my-agent: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    files, missing = _lint_targets(args.paths, global_profile=profile == "global")
+    workspace_rules = _WorkspaceRulesCache(enabled=not args.no_workspace)
     for path in missing:
         print(f"my-agent: {path}: no such file or folder", file=sys.stderr)
     if missing:
@@ -363,7 +373,10 @@ def _cmd_lint(args: argparse.Namespace) -> int:
             unreadable = True
             continue
         doc = parse(text)
-        for f in lint(doc, limit=limit, near_share=args.near_share):
+        findings = lint(doc, limit=limit, near_share=args.near_share)
+        findings += workspace_rules.lint(path, doc)
+        findings.sort(key=lambda f: (f.start, f.end, f.severity))
+        for f in findings:
             start, end = doc.pos_at(f.start), doc.pos_at(f.end)
             results.append(
                 _finding(
@@ -417,11 +430,40 @@ def _finding(
     }
 
 
-def _lint_targets(paths: list[str]) -> tuple[list[Path], list[Path]]:
+class _WorkspaceRulesCache:
+    """The workspace rules of each workspace linted, its index built once per run."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self._rules: dict[Path | None, WorkspaceRules] = {}
+
+    def lint(self, path: Path, doc: MemoryDocument) -> list[Finding]:
+        """The workspace findings of a memory file: all rules for a file of a workspace's memory
+        folder (the folder is the parent of `.my_agent_core/memory`), `volatile-content` alone
+        for any other file (an explicit `--dir`, the global profile)."""
+        if not self.enabled:
+            return []
+        from my_agent_core.context.index import WorkspaceIndex
+        from my_agent_core.context.rules import WorkspaceRules
+        from my_agent_core.memory.location import workspace_of
+        from my_agent_core.workspace.ripgrep import find_ripgrep
+
+        folder = workspace_of(path.parent)
+        rules = self._rules.get(folder)
+        if rules is None:
+            index = WorkspaceIndex.build(folder, ripgrep=find_ripgrep()) if folder else None
+            rules = self._rules[folder] = WorkspaceRules(index)
+        return rules.lint(doc)
+
+
+def _lint_targets(paths: list[str], *, global_profile: bool) -> tuple[list[Path], list[Path]]:
     """Files to lint: given files, the memory files under given folders, or those of the current one.
 
     Anything that exists and is not a folder counts as a file (a FIFO or a device is then refused
-    by the reader with a message, not mistaken for a missing path)."""
+    by the reader with a message, not mistaken for a missing path). With the global profile a
+    folder's USER.md is the one in the user's config folder (listed once)."""
+    from my_agent_core.memory.location import global_profile_dir
+
     files: list[Path] = []
     missing: list[Path] = []
     for raw in paths or ["."]:
@@ -432,9 +474,10 @@ def _lint_targets(paths: list[str]) -> tuple[list[Path], list[Path]]:
                 if path.name == MEMORY_SUBDIR[1] and path.parent.name == MEMORY_SUBDIR[0]
                 else (memory_dir_of(path))
             )
-            files += [
-                folder / name for name in FILE_NAMES.values() if os.path.lexists(folder / name)
-            ]
+            for target, name in FILE_NAMES.items():
+                home = global_profile_dir() if global_profile and target == "user" else folder
+                if os.path.lexists(home / name) and home / name not in files:
+                    files.append(home / name)
         elif os.path.lexists(path):
             files.append(path)
         else:
