@@ -115,6 +115,7 @@ def test_two_workspaces_share_one_profile(
     assert not (a.mem_dir / "USER.md").exists() and not (b.mem_dir / "USER.md").exists()
     assert a.path("user") == (profile / "USER.md").absolute()
     assert (profile.stat().st_mode & 0o777) == 0o700, "the profile folder is owner-only"
+
     # Each history holds its own files' changes.
     def targets(history: Path) -> list[str]:
         lines = history.read_text(encoding="utf-8").splitlines()

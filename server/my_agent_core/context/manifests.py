@@ -150,7 +150,7 @@ def _read_make(
 
 # ------------------------------------------------------------------------------------ just
 
-_JUST_RECIPE = re.compile(r"^@?(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?P<params>[^:=\n]*?):(?!=)")
+_JUST_RECIPE = re.compile(r"^@?(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?P<params>\s[^:\n]*?)?:(?!=)")
 _JUST_ALIAS = re.compile(r"^alias\s+(?P<name>[A-Za-z_][A-Za-z0-9_-]*)\s*:=")
 _JUST_OPEN_ENDED = re.compile(r"^(?:import\??|mod\??)\s|^set\s+fallback\b")
 _JUST_KEYWORDS = frozenset({"set", "export", "alias", "import", "mod", "if", "else"})
@@ -171,6 +171,6 @@ def just_recipes(text: str, source: str = "justfile") -> TaskNames:
             names.add(alias.group("name"))
             continue
         recipe = _JUST_RECIPE.match(line)
-        if recipe and recipe.group("name") not in _JUST_KEYWORDS and ":=" not in line.split(":")[0]:
+        if recipe and recipe.group("name") not in _JUST_KEYWORDS:
             names.add(recipe.group("name"))
     return TaskNames(source, frozenset(names), complete)
