@@ -85,7 +85,7 @@ _CD_BEFORE = re.compile(r"\bcd\s+\S+\s*(?:&&|;)[^\n]*$|--prefix\b|(?:^|\s)-C\b")
 _ELSEWHERE_FLAGS = frozenset(
     {"-C", "-f", "--file", "--directory", "--makefile", "--justfile", "--working-directory", "-d"}
 )
-_NPM_ELSEWHERE = re.compile(r"^[^\n;&|]*?(?:\s-w\b|\s--workspace\b|\s--prefix\b|\s-C\b)")
+_NPM_ELSEWHERE = re.compile(r"[^\n;&|]*?(?:\s-w\b|\s--workspace\b|\s--prefix\b|\s-C\b)")
 _TARGET = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _RECIPE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
