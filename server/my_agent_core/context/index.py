@@ -162,9 +162,8 @@ class WorkspaceIndex:
         if done.returncode not in (0, 1):  # 1: no files at all
             return None
         out = done.stdout.decode("utf-8", "surrogateescape")
-        paths = [p[2:] if p.startswith("./") else p for p in out.split("\0") if p]
-        # rg lists a symbolic link to a file; the walker (and so the tools) never follow one.
-        return [p for p in paths if not os.path.islink(os.path.join(self._root, p))]
+        # Without --follow, rg skips symbolic links, as the walker does.
+        return [p[2:] if p.startswith("./") else p for p in out.split("\0") if p]
 
     def _scan_top(self) -> set[str]:
         try:
@@ -199,6 +198,8 @@ class WorkspaceIndex:
         such as `.venv/bin/python`); a path that leads out of the folder never exists here."""
         if self.has_file(rel) or self.has_dir(rel):
             return True
+        if not os.path.lexists(os.path.join(self._root, rel)):
+            return False  # one lstat for the usual answer: missing
         try:
             real = resolve_inside(self.folder, rel)
         except PathRefused:
