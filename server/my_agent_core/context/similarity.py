@@ -100,7 +100,7 @@ class ContextCorpus:
             return
         unit_id = len(self._units)
         self._units.append(_Unit(name, line, found, f" {' '.join(found)} ", heading))
-        for token in set(found):
+        for token in set(found) | set(heading):  # an imported item carries its heading
             self._by_token.setdefault(token, set()).add(unit_id)
 
     def find(self, entry: str) -> ContextMatch | None:
