@@ -432,3 +432,12 @@ def test_entries_imported_from_agents_md_are_repeats_of_it(repo: Path, tmp_path:
     rules = WorkspaceRules(WorkspaceIndex.build(repo))
     repeats = [f for f in rules.lint(doc) if f.code == IN_CONTEXT_FILE]
     assert len(repeats) == len(doc.entries) == 3
+
+
+def test_a_file_far_over_any_budget_is_left_to_the_base_lint(rules: WorkspaceRules) -> None:
+    from my_agent_core.context.rules import MAX_CHARS
+
+    entries = [f"Run scripts/missing{n}.sh today" for n in range(MAX_CHARS // 20)]
+    doc = parse(ENTRY_DELIMITER.join(entries))
+    assert len(doc.text) > MAX_CHARS and rules.lint(doc) == []
+    assert len(rules.lint(parse(ENTRY_DELIMITER.join(entries[:10])))) == 20

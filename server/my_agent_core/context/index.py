@@ -224,6 +224,15 @@ class WorkspaceIndex:
                 return None
             return new
 
+    def renamed_name(self, name: str) -> str | None:
+        """For a bare file name: what a file of that name was renamed to (its new name when it
+        stayed in its folder, else its new path), when such a rename was observed; else None."""
+        with self._lock:
+            for old, new in reversed(self._renames.items()):
+                if old.rsplit("/", 1)[-1] == name and self.has_file(new):
+                    return new.rsplit("/", 1)[-1] if _parent(old) == _parent(new) else new
+        return None
+
     def tasks(self, tool: Literal["npm", "make", "just"]) -> TaskNames | None:
         """What the root's package.json / Makefile / justfile defines (None: there is no such
         file, so a command naming it is not checked)."""

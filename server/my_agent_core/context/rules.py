@@ -29,6 +29,7 @@ from my_agent_core.memory.lint import Finding, Fix, Severity, TextEdit
 
 __all__ = [
     "IN_CONTEXT_FILE",
+    "MAX_CHARS",
     "STALE_REFERENCE",
     "VOLATILE_CONTENT",
     "WORKSPACE_CODES",
@@ -46,6 +47,9 @@ WORKSPACE_CODES: dict[str, str] = {
     VOLATILE_CONTENT: "words such as 'today' or 'currently' that go stale in later prompts (hint)",
 }
 
+#: A file longer than this (15x the default budget) is being repaired, not read by a model whole:
+#: the workspace rules wait until it is back near its budget, so a keystroke stays cheap.
+MAX_CHARS = 32 * 1024
 _MAX_CACHED = 10_000
 _SHOWN_NAMES = 12
 _TOOL_FILES = {"npm": "package.json", "make": "Makefile", "just": "justfile"}
@@ -77,7 +81,10 @@ class WorkspaceRules:
         self._corpus_of: object = None
 
     def lint(self, doc: MemoryDocument) -> list[Finding]:
-        """The findings of these rules on a parsed memory file, sorted by position."""
+        """The findings of these rules on a parsed memory file, sorted by position (none for a
+        file over `MAX_CHARS`)."""
+        if len(doc.text) > MAX_CHARS:
+            return []
         generation = self.index.generation if self.index is not None else 0
         findings: list[Finding] = []
         text = doc.text
@@ -150,12 +157,14 @@ class WorkspaceRules:
         if ref.bare:
             if index.has_basename(ref.path) or index.exists(ref.path) or not index.complete:
                 return None
+            renamed = index.renamed_name(ref.path)
+            where = f": it was renamed to `{renamed}`" if renamed else ""
             message = (
-                f"No file named `{ref.path}` in this workspace (files .gitignore excludes aside): "
-                "memory goes into every future prompt, so a stale name misleads each session. "
-                "Update the entry or remove it."
+                f"No file named `{ref.path}` in this workspace (files .gitignore excludes aside)"
+                f"{where}. Memory goes into every future prompt, so a stale name misleads each "
+                "session; " + ("use the new name." if renamed else "update the entry or remove it.")
             )
-            return _Claim(STALE_REFERENCE, Severity.WARNING, message, ref.start, ref.end)
+            return _Claim(STALE_REFERENCE, Severity.WARNING, message, ref.start, ref.end, renamed)
         if index.exists(ref.path):
             return None
         new = index.renamed_to(ref.path)
