@@ -311,3 +311,18 @@ def test_just_recipes() -> None:
     assert not just_recipes("import 'other.just'\nx:\n").complete
     assert not just_recipes("mod tools\n").complete
     assert not just_recipes("set fallback\nx:\n").complete
+
+
+def test_paths_below_a_package_and_ignored_paths(repo: Path) -> None:
+    index = WorkspaceIndex.build(repo)
+    assert index.ends_a_path("util/strings.py") and index.ends_a_path("strings.py")
+    assert not index.ends_a_path("tils/strings.py"), "whole segments only"
+    assert index.ignored("build/anything.bin") and index.ignored("build")
+    assert index.ignored("notes.log") and not index.ignored("src/new.py")
+    assert index.exists(".venv-link") is False
+    (repo / "bin").mkdir()
+    (repo / "bin" / "py").symlink_to("/usr/bin/env")  # a link out, as a venv's python is
+    assert index.exists("bin/py"), "a link inside the folder exists, wherever it leads"
+    (repo / "out").symlink_to(repo.parent)
+    (repo.parent / "secret.txt").write_text("x", encoding="utf-8")
+    assert not index.exists("out/secret.txt"), "nothing is looked up through a folder link out"

@@ -115,8 +115,14 @@ def test_a_path_that_does_not_exist(rules: WorkspaceRules, entry: str, flagged: 
         "Cache in $HOME/.cache/tool/data.db and %APPDATA%/tool/x.json",
         "Logs go to /var/log/app/server.log and ~/.config/tool/settings.json",
         "Shared code is in ../common/lib.py and @types/node",
-        # local files people name without a folder
+        # local files people name without a folder, conventions, ignored build outputs
         "Secrets go in .env; node version in .nvmrc",
+        "Do not repeat what AGENTS.md or CLAUDE.md say; GEMINI.md too",
+        "The bundle is written to dist/app.min.js and dist/",
+        # protocol methods and paths below a package
+        "Register with `client/registerCapability`; `textDocument/didChange` follows",
+        "Strings helpers are in util/strings.py (under src/)",
+        "Runs llama.cpp locally",
         # Chinese prose with slashes and dots
         "前端/后端分离；版本号是三.二；日期 2024/05/01",
         "用户喜欢简洁的回答，并且使用中文交流。",
@@ -328,6 +334,7 @@ def test_words_that_go_stale(rules: WorkspaceRules, entry: str, word: str) -> No
         "Ports: map 8080:80 and 5432:5432",
         "Ratio 16:9; version 1.2:3",
         "The nowcast module and the todayish helper",
+        "Migrated on 2026-12-01 10:42 to the new cluster",  # dated: stays true
     ],
 )
 def test_not_volatile(rules: WorkspaceRules, entry: str) -> None:

@@ -95,7 +95,7 @@ class WorkspaceIndex:
         self._lock = threading.RLock()
         self._files: set[str] = set()
         self._dirs: dict[str, int] = {}  # folder -> number of indexed files below it
-        self._basenames: dict[str, int] = {}
+        self._basenames: dict[str, list[str]] = {}  # file name -> the paths that end in it
         self._top: set[str] = set()  # every name at the root, ignored ones too
         self._renames: OrderedDict[str, str] = OrderedDict()
         self._rules: dict[str, IgnoreRules] = {}
@@ -187,7 +187,7 @@ class WorkspaceIndex:
 
     def has_basename(self, name: str) -> bool:
         """Some visible file, anywhere, is called `name`."""
-        return self._basenames.get(name, 0) > 0
+        return name in self._basenames
 
     def has_top_level(self, name: str) -> bool:
         """An entry of that name at the folder's root, ignored or not (`node_modules`, `dist`)."""
@@ -195,16 +195,34 @@ class WorkspaceIndex:
 
     def exists(self, rel: str) -> bool:
         """`rel` is a visible file or folder, or exists on disk inside the folder (an ignored file
-        such as `.venv/bin/python`); a path that leads out of the folder never exists here."""
+        such as `.venv/bin/python`, itself a link or not); a path whose folder leads out of the
+        folder never exists here."""
         if self.has_file(rel) or self.has_dir(rel):
             return True
         if not os.path.lexists(os.path.join(self._root, rel)):
             return False  # one lstat for the usual answer: missing
+        parent, _, name = rel.rstrip("/").rpartition("/")
         try:
-            real = resolve_inside(self.folder, rel)
+            real_parent = resolve_inside(self.folder, parent) if parent else self.folder
         except PathRefused:
             return False
-        return os.path.lexists(real)
+        return os.path.lexists(os.path.join(real_parent, name))
+
+    def ends_a_path(self, rel: str) -> bool:
+        """Some visible file's path ends with `/rel` (`agent/core.py` for
+        `server/pkg/agent/core.py`): a path written relative to a package or a sub-project."""
+        name = rel.rsplit("/", 1)[-1]
+        suffix = "/" + rel
+        return any(path.endswith(suffix) for path in self._basenames.get(name, ()))
+
+    def ignored(self, rel: str) -> bool:
+        """The ignore rules exclude `rel` (or a folder above it): a build output, a local file,
+        something a clean checkout does not have."""
+        path = rel.rstrip("/")
+        with self._lock:  # a name in a note may be a file or a folder (`dist/` ignores a folder)
+            return not self._visible(path, is_dir=True) or (
+                not rel.endswith("/") and not self._visible(path, is_dir=False)
+            )
 
     def renamed_to(self, rel: str) -> str | None:
         """The path `rel` has now when a rename of it (or of a folder above it) was observed and
@@ -307,7 +325,7 @@ class WorkspaceIndex:
             return
         self._files.add(rel)
         name = rel.rsplit("/", 1)[-1]
-        self._basenames[name] = self._basenames.get(name, 0) + 1
+        self._basenames.setdefault(name, []).append(rel)
         head = rel
         while "/" in head:
             head = head.rsplit("/", 1)[0]
@@ -318,7 +336,11 @@ class WorkspaceIndex:
             return
         self._files.discard(rel)
         name = rel.rsplit("/", 1)[-1]
-        _decrement(self._basenames, name)
+        paths = self._basenames.get(name)
+        if paths is not None:
+            paths.remove(rel)
+            if not paths:
+                del self._basenames[name]
         head = rel
         while "/" in head:
             head = head.rsplit("/", 1)[0]

@@ -60,7 +60,13 @@ WELL_KNOWN_FILES = _words(
 _NOT_FILES = _words(
     """node.js vue.js next.js nuxt.js express.js three.js d3.js chart.js ember.js backbone.js
     react.js angular.js socket.io alpine.js p5.js ts-node.js deno.js bun.js nest.js solid.js
-    docs.rs bun.sh rustup.rs sh.rustup.rs get.docker.com readme.io"""
+    docs.rs bun.sh rustup.rs sh.rustup.rs get.docker.com readme.io llama.cpp whisper.cpp ggml.cpp
+    gemma.cpp bark.cpp"""
+)
+# Names of conventions more than of files: a note may speak of AGENTS.md in a project without one.
+_CONVENTION_NAMES = _words(
+    """AGENTS.md CLAUDE.md GEMINI.md copilot-instructions.md MEMORY.md USER.md history.jsonl
+    SKILL.md SOUL.md"""
 )
 _SHELL_LANGS = frozenset({"", "sh", "bash", "zsh", "shell", "console", "terminal", "fish", "ps"})
 
@@ -134,6 +140,8 @@ def extract(text: str) -> EntryRefs:
         ref, sure = found
         if sure:
             paths.append(ref)
+        elif _is_an_identifier_pair(ref.path):
+            continue
         elif _looks_like_a_file_path(ref.path) or _inside(code_spans, ref.start):
             candidates.append(ref)
     commands = _npm_commands(masked) + _code_commands(masked, code_spans)
@@ -152,6 +160,15 @@ def _looks_like_a_file_path(path: str) -> bool:
 
 def _inside(spans: list[tuple[int, int]], offset: int) -> bool:
     return any(start <= offset < end for start, end in spans)
+
+
+_CAMEL = re.compile(r"[a-z][A-Z]")
+
+
+def _is_an_identifier_pair(path: str) -> bool:
+    """`client/registerCapability`, `textDocument/didChange`: protocol methods and API names, not
+    folders (a file named in camelCase has an extension, and is checked as such)."""
+    return _CAMEL.search(path.rsplit("/", 1)[-1]) is not None
 
 
 # ------------------------------------------------------------------------------------ masking
@@ -237,7 +254,7 @@ def _path_at(text: str, match: re.Match[str]) -> tuple[PathRef, bool] | None:
 def _bare(start: int, name: str, sure: bool) -> tuple[PathRef, bool] | None:
     if name.startswith("."):
         return None  # `.env`, `.nvmrc`: local files, often ignored; too ambiguous to flag
-    if name.lower() in _NOT_FILES:
+    if name.lower() in _NOT_FILES or name in _CONVENTION_NAMES:
         return None
     known = name in WELL_KNOWN_FILES or _has_known_extension(name)
     if not known and not sure:
@@ -262,8 +279,14 @@ def _bounded(text: str, start: int, end: int) -> bool:
             k -= 1
         if k >= 0 and text[k] not in " \t\n([{\"'":
             return False  # `src/*.py`, `**/*.ts`: a glob
-    if after == "*" and text[end - 1] in "/.-_":
-        return False
+    if after == "*":
+        k = end
+        while k < len(text) and text[k] == "*":
+            k += 1
+        if text[end - 1] in "/.-_" or (k < len(text) and (text[k].isalnum() or text[k] in "./_-")):
+            return (
+                False  # `src/*`, `test_agent*.py`: a glob (a closing `**` is followed by a break)
+            )
     if after == ":" and end + 1 < len(text) and text[end + 1] not in " \t\n":
         return False  # `a:b` (a key, a drive, a scope), not `path: note`
     if before == ":" and start >= 2 and text[start - 2] not in " \t\n":

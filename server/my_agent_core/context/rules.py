@@ -155,7 +155,12 @@ class WorkspaceRules:
 
     def _check_path(self, index: WorkspaceIndex, ref: PathRef) -> _Claim | None:
         if ref.bare:
-            if index.has_basename(ref.path) or index.exists(ref.path) or not index.complete:
+            if (
+                index.has_basename(ref.path)
+                or index.exists(ref.path)
+                or not index.complete
+                or index.ignored(ref.path)  # `debug.log` under `*.log`: absent by design
+            ):
                 return None
             renamed = index.renamed_name(ref.path)
             where = f": it was renamed to `{renamed}`" if renamed else ""
@@ -165,8 +170,8 @@ class WorkspaceRules:
                 "session; " + ("use the new name." if renamed else "update the entry or remove it.")
             )
             return _Claim(STALE_REFERENCE, Severity.WARNING, message, ref.start, ref.end, renamed)
-        if index.exists(ref.path):
-            return None
+        if index.exists(ref.path) or index.ends_a_path(ref.path) or index.ignored(ref.path):
+            return None  # there; or a path below a package (`agent/core.py`); or a build output
         new = index.renamed_to(ref.path)
         where = f": it was renamed to `{new}`" if new else ""
         message = (

@@ -27,6 +27,7 @@ _TIME = (
 # 当前 ("current", as in 当前目录 the current directory) is technical, not a moment: left out.
 _ZH = r"今天|今日|今晚|今早|昨天|明天|目前|现在|本周|这周|这个月|本月|上周|下周|刚才|最近"
 _VOLATILE = re.compile(rf"\b(?:{_EN})\b|{_TIME}|{_ZH}", re.IGNORECASE)
+_DATE_BEFORE = re.compile(r"\d{4}-\d{2}-\d{2}[ T]$")  # `2026-12-01 10:42`: dated, so it stays true
 _CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)|^[ \t]{0,3}(```|~~~).*?^[ \t]{0,3}\2", re.S | re.M)
 
 
@@ -49,5 +50,7 @@ def volatile_spans(text: str) -> list[VolatileSpan]:
             continue
         word = match.group(0)
         kind = "time" if word[:1].isdigit() else "moment"
+        if kind == "time" and _DATE_BEFORE.search(text, max(0, match.start() - 11), match.start()):
+            continue
         found.append(VolatileSpan(match.start(), match.end(), word, kind))
     return found
