@@ -35,6 +35,7 @@ export default tseslint.config(
                 setTimeout: 'readonly',
                 setImmediate: 'readonly',
                 structuredClone: 'readonly',
+                Buffer: 'readonly',
             },
         },
     },

@@ -23,6 +23,8 @@ const builds = [
         format: 'cjs',
         target: 'node20',
         external: ['vscode'],
+        // jsonc-parser's UMD build requires its parts at run time; its ES module build bundles cleanly.
+        mainFields: ['module', 'main'],
     },
     {
         ...common,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from my_agent_core.agent import Agent
+from my_agent_core.tools import tool
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.fixtures import (
     assert_prefix_chain,
@@ -12,9 +14,6 @@ from tests.support.fixtures import (
     request_messages,
     tool_call,
 )
-
-from my_agent_core.agent import Agent
-from my_agent_core.tools import tool
 
 
 def mem(action: str, target: str = "memory", **fields: str) -> dict:

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.support.fixtures import *  # noqa: F403
-from tests.support.fixtures import request_messages, tool_call
 
 from my_agent_core.agent import Agent, AgentConfigError, AgentError
 from my_agent_core.memory import MemoryStore
 from my_agent_core.tools import tool
+from tests.support.fixtures import *  # noqa: F403
+from tests.support.fixtures import request_messages, tool_call
 
 
 @tool

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import openai
 import pytest
+
+from my_agent_core.agent import Agent, AgentCancelled, AgentError
+from my_agent_core.tools import tool
 from tests.support.fake_openai import prefix_extension_problem
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.fixtures import (
@@ -19,9 +22,6 @@ from tests.support.fixtures import (
     request_messages,
     tool_call,
 )
-
-from my_agent_core.agent import Agent, AgentCancelled, AgentError
-from my_agent_core.tools import tool
 
 
 @pytest.fixture(autouse=True)

@@ -9,6 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import openai
+
 from tests.support.fake_openai import FakeOpenAI, prefix_extension_problem, prompt_bytes
 
 SCRIPT = Path(__file__).parent / "support" / "fake_openai.py"

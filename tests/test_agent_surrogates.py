@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from my_agent_core.tools import ToolResult, clean_text, tool
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.fixtures import assert_prefix_chain, assert_valid_history
-
-from my_agent_core.tools import ToolResult, clean_text, tool
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None) -> str:

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from my_agent_core import chat_cli
+from tests.support.fake_openai import prefix_extension_problem
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.fixtures import request_messages, tool_call
 
@@ -63,7 +64,11 @@ def test_chat_without_memory_and_end_of_input(fake, tmp_path, monkeypatch):
     args = parse("--model", "m", "--base-url", fake.base_url, "--no-memory")
     code, out = chat(args, ["hello", "/memory"])
     assert code == 0 and "plain" in out and "Memory is off." in out
-    assert list(tmp_path.iterdir()) == []
+    # Nothing but the saved session (private, git-ignored): no memory folder.
+    assert sorted(p.name for p in (tmp_path / ".my_agent_core").iterdir()) == [
+        ".gitignore",
+        "sessions",
+    ]
 
 
 def test_chat_reports_endpoint_errors_and_continues(fake, tmp_path, monkeypatch, capsys):
@@ -236,3 +241,52 @@ def test_ctrl_c_during_a_command_kills_its_group_and_the_chat_goes_on(
     assert "[cancelled]" in capsys.readouterr().err
     assert "after the stop" in out  # the session went on with the next message
     assert request_messages(fake)[-1] == {"role": "user", "content": "next question"}
+
+
+# --- saved sessions: --list, --resume, /sessions, /compact ----------------------------------------
+
+
+def test_list_resume_and_the_session_commands(fake, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    base = ("--model", "fake-model", "--base-url", fake.base_url, "--no-tools")
+    code, out = chat(parse(*base, "--list"), [])
+    assert code == 0 and "No saved sessions" in out
+    fake.add({"content": "First answer."}, {"content": "Second answer."})
+    code, out = chat(parse(*base), ["Explain the build\x1b[31m", "And the tests?", "/sessions"])
+    assert code == 0 and "Second answer." in out
+    assert "* " in out and "4 msgs" in out and "Explain the build [31m" in out
+    assert "\x1b" not in out  # a title is data: no escape sequence reaches the terminal
+    last_before = fake.completion_requests[-1].body
+    system = request_messages(fake)[0]["content"]
+    code, out = chat(parse(*base, "--list"), [])
+    (line,) = [line for line in out.splitlines() if "msgs" in line]
+    session_id = line.split()[0]
+
+    # Resume the latest: the next request extends the last one byte for byte.
+    fake.add({"content": "Third answer."})
+    code, out = chat(parse(*base, "--resume"), ["One more thing", "/usage"])
+    assert code == 0 and "Third answer." in out
+    err = capsys.readouterr().err
+    assert f"resumed session {session_id}" in err and "last reply: Second answer." in err
+    assert prefix_extension_problem(last_before, fake.completion_requests[-1].body) is None
+    assert request_messages(fake)[0]["content"] == system
+    assert "cached" in out and "window 128000" in out
+
+    # /compact by hand, with a unique start of the id.
+    fake.add({"content": "Nothing to save."}, {"content": "SUMMARY of the build talk."})
+    code, out = chat(parse(*base, "--resume", session_id[:6]), ["/compact", "/compact"])
+    assert code == 0 and "(compacted: 6 -> 4 messages)" in out
+    assert "(nothing to compact yet)" in out  # only the summary is older now
+    assert "conversation compacted (manual)" in capsys.readouterr().err
+    code, _ = chat(parse(*base, "--resume", "zzzz"), [])
+    assert code == 2 and "no saved session starts with 'zzzz'" in capsys.readouterr().err
+
+
+def test_resume_without_a_model_uses_the_sessions_model(fake, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MY_AGENT_MODEL", raising=False)
+    fake.add({"content": "one"}, {"content": "two"})
+    assert chat(parse("--model", "saved-model", "--base-url", fake.base_url), ["hi"])[0] == 0
+    code, out = chat(parse("--base-url", fake.base_url, "--resume"), ["again"])
+    assert code == 0 and "two" in out
+    assert json.loads(fake.completion_requests[-1].body)["model"] == "saved-model"

@@ -36,6 +36,9 @@ export const MAX_ID = 200;
 
 const id = (v: unknown): v is string => str(v) && v !== '' && v.length <= MAX_ID;
 
+/** A provider's error message is shown once; a huge one (a stack, a dump) is cut. */
+export const MAX_PROVIDER_MESSAGE = 2000;
+
 /** `cachedTokens`: a count, or null / missing = the provider reports nothing. */
 function cached(v: unknown): number | null | undefined {
     if (v === null || v === undefined) {
@@ -145,6 +148,18 @@ export function parseChatEvent(raw: unknown): ChatEvent | undefined {
                 ...(approvalKind ? { approvalKind } : {}),
             };
         }
+        case 'recall':
+            // A small note on the turn: how much recalled memory the server appended to the user message.
+            return int(raw.chars) && int(raw.items) ? { sessionId, kind: 'recall', chars: raw.chars, items: raw.items } : undefined;
+        case 'provider_error':
+            return str(raw.provider) && raw.provider !== '' && raw.provider.length <= MAX_ID
+                ? {
+                      sessionId,
+                      kind: 'provider_error',
+                      provider: raw.provider,
+                      message: str(raw.message) ? raw.message.slice(0, MAX_PROVIDER_MESSAGE) : '',
+                  }
+                : undefined;
         case 'compacted':
             return int(raw.before) && int(raw.after)
                 ? {

@@ -78,7 +78,30 @@ export interface NotePart {
     text: string;
 }
 
-export type TurnPart = TextPart | ToolPart | MemoryNoticePart | ApprovalPart | CompactedPart | CacheDropPart | NotePart;
+/** The server appended recalled memory (layer 2) to this turn's user message. */
+export interface RecallPart {
+    kind: 'recall';
+    chars: number;
+    items: number;
+}
+
+/** A memory provider broke; the session goes on without it (shown once per provider and session). */
+export interface ProviderErrorPart {
+    kind: 'providerError';
+    provider: string;
+    message: string;
+}
+
+export type TurnPart =
+    | TextPart
+    | ToolPart
+    | MemoryNoticePart
+    | ApprovalPart
+    | CompactedPart
+    | CacheDropPart
+    | NotePart
+    | RecallPart
+    | ProviderErrorPart;
 
 export type TurnStatus = 'pending' | 'done' | 'stopped' | 'error';
 
@@ -145,6 +168,8 @@ export interface ChatState {
     /** A Compact request is running; `compactSeen` once its `compacted` event arrived. */
     compacting?: boolean;
     compactSeen?: boolean;
+    /** Providers whose failure this session already showed (the note appears once). */
+    providerErrors?: string[];
 }
 
 /** How many chips one message may carry (each one is read into the turn's user message by the server). */
@@ -311,6 +336,16 @@ function applyEvent(state: ChatState, event: ChatEvent): ChatState {
             return pending((t) => cancelPending({ ...t, status: 'error', error: event.message }));
         case 'approval':
             return applyApprovalEvent(state, event);
+        case 'recall':
+            return pending((t) => ({ ...t, parts: [...t.parts, { kind: 'recall', chars: event.chars, items: event.items }] }));
+        case 'provider_error': {
+            const shown = state.providerErrors ?? [];
+            if (shown.includes(event.provider)) {
+                return state;
+            }
+            const next = { ...state, providerErrors: [...shown, event.provider] };
+            return appendPart(next, { kind: 'providerError', provider: event.provider, message: event.message });
+        }
         case 'compacted': {
             const next = appendPart(state, { kind: 'compacted', reason: event.reason, before: event.before, after: event.after });
             return state.compacting ? { ...next, compactSeen: true } : next;

@@ -5,11 +5,15 @@ import { errorMessage } from './common/errors';
 import { fileName, fromSingleLine, locateEntry, toSingleLine } from './common/budget';
 import { activeFolder, folderForUri, pickFolder } from './common/folders';
 import { getLog } from './common/log';
+import { ReadOnlyDocuments } from './common/readonlyDocs';
 import { promptForApiKey } from './common/secrets';
 import { ServerManager } from './common/server';
+import { addMemoryServerToWorkspace } from './lm/mcpCommand';
+import { importIntoMemory } from './memoryImport';
 import { MemoryModel } from './memoryModel';
 import { EntryNode, MemoryNode, StoreNode } from './memoryTree';
 import { MemoryEditParams, MemoryEditResult, MemoryLogResult, Methods, Target } from './protocol';
+import { isRecallNode, RecallController } from './recall/recallView';
 import { showSnapshot, SnapshotContentProvider } from './snapshotView';
 
 /** Every command of the extension; each handler is small and talks to the server through ServerManager. */
@@ -20,6 +24,8 @@ export interface CommandDeps {
     memory: MemoryModel;
     chat: ChatController;
     snapshots: SnapshotContentProvider;
+    recall: RecallController;
+    docs: ReadOnlyDocuments;
 }
 
 export function memoryFilePath(folder: vscode.WorkspaceFolder, target: Target): string {
@@ -247,6 +253,26 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
             if (isEntry(node)) {
                 await vscode.env.clipboard.writeText(node.text);
                 vscode.window.setStatusBarMessage(vscode.l10n.t('$(check) Entry copied'), 3000);
+            }
+        }),
+
+        reg('myAgent.memory.import', (arg?: unknown) => importIntoMemory(server, memory, deps.docs, arg)),
+
+        reg('myAgent.mcp.addToWorkspace', () => addMemoryServerToWorkspace(server)),
+
+        reg('myAgent.recall.search', () => deps.recall.searchInteractive()),
+
+        reg('myAgent.recall.clear', () => deps.recall.clear()),
+
+        reg('myAgent.recall.open', async (node?: unknown) => {
+            if (isRecallNode(node)) {
+                await deps.recall.open(node);
+            }
+        }),
+
+        reg('myAgent.recall.delete', async (node?: unknown) => {
+            if (isRecallNode(node)) {
+                await deps.recall.delete(node);
             }
         }),
 

@@ -5,12 +5,15 @@ import { CHAT_VIEW_ID, ChatViewProvider } from './chatView';
 import { registerCommands } from './commands';
 import { OpenBufferSync } from './common/bufferSync';
 import { getLog } from './common/log';
+import { READONLY_SCHEME, ReadOnlyDocuments } from './common/readonlyDocs';
 import { onApiKeyChanged } from './common/secrets';
 import { ServerManager } from './common/server';
 import { currentSettings, needsRestart, SECTION } from './common/settings';
+import { registerMemoryTool } from './lm/memoryTool';
 import { MemoryModel } from './memoryModel';
 import { MemoryTreeProvider, VIEW_ID } from './memoryTree';
 import { MemoryChangedParams, Methods } from './protocol';
+import { RECALL_VIEW_ID, RecallController } from './recall/recallView';
 import { SNAPSHOT_SCHEME, SnapshotContentProvider } from './snapshotView';
 import { MemoryStatusBar } from './statusBar';
 
@@ -33,7 +36,11 @@ export function activate(context: vscode.ExtensionContext): void {
     const chat = new ChatController(server, context.workspaceState, memory, proposals);
     const chatView = new ChatViewProvider(context.extensionUri, chat, context.workspaceState);
     const snapshots = new SnapshotContentProvider();
+    const docs = new ReadOnlyDocuments();
     const srv = server;
+    const recall = new RecallController(srv, docs);
+    const recallView = vscode.window.createTreeView(RECALL_VIEW_ID, { treeDataProvider: recall });
+    recall.attach(recallView);
     let buffers: OpenBufferSync | undefined;
 
     context.subscriptions.push(
@@ -46,10 +53,15 @@ export function activate(context: vscode.ExtensionContext): void {
         chatView,
         proposals,
         snapshots,
+        docs,
+        recall,
+        recallView,
+        registerMemoryTool(srv, memory),
         vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
         vscode.workspace.registerTextDocumentContentProvider(SNAPSHOT_SCHEME, snapshots),
         vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, proposals),
-        ...registerCommands({ context, server: srv, memory, chat, snapshots }),
+        vscode.workspace.registerTextDocumentContentProvider(READONLY_SCHEME, docs),
+        ...registerCommands({ context, server: srv, memory, chat, snapshots, recall, docs }),
 
         srv.onDidStart((client) => {
             client.onNotification(Methods.memoryChanged, (p: MemoryChangedParams) => memory.onChanged(p));

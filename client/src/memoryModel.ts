@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
+import { parseContextFiles } from './contextFiles';
 import { sameFolder } from './common/folders';
 import { getLog } from './common/log';
 import { ChatSnapshotResult, MemoryChangedParams, MemoryStateResult, Methods, StoreState } from './protocol';
@@ -61,7 +62,8 @@ export class MemoryModel implements vscode.Disposable {
                 if (this.sessionId !== sessionId) {
                     return; // another session started meanwhile
                 }
-                this.snapshotResult = r;
+                // Round 2 adds the context files; validated here, so the tree only ever sees a clean list.
+                this.snapshotResult = r ? { ...r, contextFiles: parseContextFiles(r.contextFiles) } : r;
             } catch (e) {
                 getLog().warn(`chat/snapshot: ${e instanceof Error ? e.message : String(e)}`);
             }

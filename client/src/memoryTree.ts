@@ -1,7 +1,9 @@
 import * as vscode from 'vscode';
 import { budgetLevel, BudgetLevel, entryLabel, fileName, percent } from './common/budget';
+import { sameFolder } from './common/folders';
+import { contextFilePath } from './contextFiles';
 import { FolderMemory, MemoryModel } from './memoryModel';
-import { ChatSnapshotResult, StoreState, Target } from './protocol';
+import { ChatSnapshotResult, ContextFileInfo, StoreState, Target } from './protocol';
 import { folderMarks, StoreMarks } from './snapshotDiff';
 
 /**
@@ -51,7 +53,22 @@ export interface MessageNode {
     error: boolean;
 }
 
-export type MemoryNode = FolderNode | StoreNode | EntryNode | RemovedNode | MessageNode;
+/** The context files the current chat's system prompt froze (chat/snapshot `contextFiles`). */
+export interface ContextGroupNode {
+    kind: 'contextGroup';
+    folderUri: string;
+    folderPath: string;
+    files: ContextFileInfo[];
+}
+
+export interface ContextFileNode {
+    kind: 'contextFile';
+    folderUri: string;
+    folderPath: string;
+    file: ContextFileInfo;
+}
+
+export type MemoryNode = FolderNode | StoreNode | EntryNode | RemovedNode | MessageNode | ContextGroupNode | ContextFileNode;
 
 const ICONS: Record<BudgetLevel, [string, string | undefined]> = {
     ok: ['notebook', undefined],
@@ -141,6 +158,61 @@ export function removedTreeItem(node: RemovedNode): vscode.TreeItem {
     return item;
 }
 
+export function contextGroupItem(node: ContextGroupNode): vscode.TreeItem {
+    const item = new vscode.TreeItem(vscode.l10n.t('Context files in this chat'), vscode.TreeItemCollapsibleState.Expanded);
+    item.id = `${node.folderUri}|contextFiles`;
+    item.description = String(node.files.length);
+    item.tooltip = vscode.l10n.t(
+        'Files frozen into the current chat\'s system prompt with the memory snapshot. An edit shows up in the next chat.',
+    );
+    item.iconPath = new vscode.ThemeIcon('book');
+    item.contextValue = 'myAgent.contextFiles';
+    return item;
+}
+
+export function contextFileItem(node: ContextFileNode): vscode.TreeItem {
+    const f = node.file;
+    const item = new vscode.TreeItem(f.name);
+    item.id = `${node.folderUri}|contextFile|${f.path || f.name}`;
+    const marks = [vscode.l10n.t('{0} chars', f.chars.toLocaleString('en-US'))];
+    const lines = [vscode.l10n.t('{0}: frozen into the current chat\'s system prompt.', f.name)];
+    if (f.cut) {
+        marks.push(vscode.l10n.t('cut'));
+        lines.push(vscode.l10n.t('Longer than myAgent.context.maxChars: the chat sees its beginning and a note.'));
+    }
+    if (f.blocked) {
+        marks.push(vscode.l10n.t('blocked'));
+        lines.push(vscode.l10n.t('The safety scanner refused it: the chat sees a [BLOCKED] line instead of its text.'));
+    }
+    item.description = marks.join(' · ');
+    item.iconPath = f.blocked
+        ? new vscode.ThemeIcon('error', new vscode.ThemeColor('list.errorForeground'))
+        : f.cut
+          ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'))
+          : new vscode.ThemeIcon('file-text');
+    item.contextValue = 'myAgent.contextFile';
+    const full = contextFilePath(f, node.folderPath);
+    if (full) {
+        const uri = vscode.Uri.file(full);
+        item.resourceUri = uri;
+        item.command = { command: 'vscode.open', title: vscode.l10n.t('Open'), arguments: [uri] };
+    } else {
+        lines.push(vscode.l10n.t('Its path is outside the folder, so it is not opened from here.'));
+    }
+    item.tooltip = lines.join('\n');
+    return item;
+}
+
+/** The context-files group of a folder, when the current chat belongs to it and froze any. */
+export function contextGroupNode(fm: FolderMemory, snapshot?: ChatSnapshotResult): ContextGroupNode | undefined {
+    const folderUri = fm.folder.uri.toString();
+    const files = snapshot?.contextFiles ?? [];
+    if (!snapshot || !snapshot.memory || files.length === 0 || !sameFolder(snapshot.folder, folderUri)) {
+        return undefined;
+    }
+    return { kind: 'contextGroup', folderUri, folderPath: fm.folder.uri.fsPath, files };
+}
+
 export function storeNodes(fm: FolderMemory, snapshot?: ChatSnapshotResult): MemoryNode[] {
     if (fm.error) {
         return [{ kind: 'message', text: fm.error, error: true }];
@@ -150,7 +222,9 @@ export function storeNodes(fm: FolderMemory, snapshot?: ChatSnapshotResult): Mem
     }
     const folderUri = fm.folder.uri.toString();
     const marks = folderMarks(folderUri, fm.stores, snapshot);
-    return fm.stores.map((store) => ({ kind: 'store', folderUri, store, marks: marks.get(store.target) }));
+    const nodes: MemoryNode[] = fm.stores.map((store) => ({ kind: 'store', folderUri, store, marks: marks.get(store.target) }));
+    const group = contextGroupNode(fm, snapshot);
+    return group ? [...nodes, group] : nodes;
 }
 
 export function entryNodes(node: StoreNode): (EntryNode | RemovedNode)[] {
@@ -207,6 +281,10 @@ export class MemoryTreeProvider implements vscode.TreeDataProvider<MemoryNode>, 
                 return entryTreeItem(node);
             case 'removed':
                 return removedTreeItem(node);
+            case 'contextGroup':
+                return contextGroupItem(node);
+            case 'contextFile':
+                return contextFileItem(node);
             case 'message': {
                 const item = new vscode.TreeItem(node.text);
                 item.iconPath = new vscode.ThemeIcon(node.error ? 'error' : 'loading~spin');
@@ -230,6 +308,9 @@ export class MemoryTreeProvider implements vscode.TreeDataProvider<MemoryNode>, 
         }
         if (node.kind === 'store') {
             return entryNodes(node);
+        }
+        if (node.kind === 'contextGroup') {
+            return node.files.map((file) => ({ kind: 'contextFile', folderUri: node.folderUri, folderPath: node.folderPath, file }));
         }
         return [];
     }

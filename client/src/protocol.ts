@@ -33,6 +33,11 @@ export const Methods = {
     chatResume: 'myAgent/chat/resume',
     chatCompact: 'myAgent/chat/compact',
     chatDelete: 'myAgent/chat/delete',
+    memoryImport: 'myAgent/memory/import',
+    memoryTool: 'myAgent/memory/tool',
+    recallSearch: 'myAgent/recall/search',
+    recallGet: 'myAgent/recall/get',
+    recallDelete: 'myAgent/recall/delete',
 } as const;
 
 // ---- settings --------------------------------------------------------------------------------------------
@@ -43,11 +48,50 @@ export interface MemorySettings {
     nearBudgetShare: number;
 }
 
+export type MemoryApproval = 'auto' | 'ask';
+export type UserProfileScope = 'workspace' | 'global';
+
+/** `memory` as the server reads it: the budgets of round 1, plus review mode and layer 2 (round 2). */
+export interface ServerMemorySettings extends MemorySettings {
+    approval: MemoryApproval;
+    /** "archive" | "postgres" | "none" | an entry-point name. */
+    provider: string;
+    postgresDsn?: string;
+    postgresProject?: string;
+    semantic: boolean;
+    userProfile: UserProfileScope;
+}
+
+export interface ChatSettings {
+    /** Tokens; 0 = from the model table (else 128000). */
+    contextWindow: number;
+    /** Share of the context window at which a session compacts. */
+    compactAt: number;
+    sessions: { maxCount: number; maxAgeDays: number };
+}
+
+export interface ToolSettings {
+    approveEdits: boolean;
+    /** Command patterns that run without asking. */
+    allowedCommands: string[];
+    ripgrepPath?: string;
+    /** Seconds. */
+    commandTimeout: number;
+}
+
+export interface ContextSettings {
+    /** Characters per context file frozen into the system prompt. */
+    maxChars: number;
+}
+
 /** The `myAgent` section as the server reads it (initializationOptions.myAgent and workspace/configuration). */
 export interface ServerSettings {
     model?: string;
     baseUrl?: string;
-    memory: MemorySettings;
+    memory: ServerMemorySettings;
+    chat: ChatSettings;
+    tools: ToolSettings;
+    context: ContextSettings;
 }
 
 export interface InitializationOptions {
@@ -193,7 +237,9 @@ export type ChatEvent =
     | (EventBase & { kind: 'done'; reply: string; usage?: SessionUsage })
     | (EventBase & { kind: 'error'; message: string })
     | (EventBase & { kind: 'approval'; callId: string; approvalKind?: ApprovalKind; approved: boolean; reason: ApprovalReason })
-    | (EventBase & { kind: 'compacted'; reason: CompactReason; before: number; after: number });
+    | (EventBase & { kind: 'compacted'; reason: CompactReason; before: number; after: number })
+    | (EventBase & { kind: 'recall'; chars: number; items: number })
+    | (EventBase & { kind: 'provider_error'; provider: string; message: string });
 
 /**
  * Server -> client request `myAgent/chat/approve`, sent before an edit, a command or (with
@@ -224,12 +270,25 @@ export interface SystemPromptResult {
     text: string;
 }
 
+/** A context file (AGENTS.md, CLAUDE.md, ...) frozen into a session's system prompt. */
+export interface ContextFileInfo {
+    name: string;
+    path: string;
+    chars: number;
+    /** Longer than `myAgent.context.maxChars`: the prompt holds its beginning and a note. */
+    cut: boolean;
+    /** The scanner refused it: the prompt holds a [BLOCKED] line instead of its text. */
+    blocked: boolean;
+}
+
 /** `myAgent/chat/snapshot`: the entries frozen into a session's system prompt (none when memory is off). */
 export interface ChatSnapshotResult {
     sessionId: string;
     folder: string;
     memory: boolean;
     stores: { target: Target; entries: string[] }[];
+    /** Round 2; `[]` when none or memory is off (an older server sends nothing). */
+    contextFiles?: ContextFileInfo[];
 }
 
 // ---- sessions that last --------------------------------------------------------------------------------------
@@ -281,4 +340,86 @@ export interface CompactResult {
     compacted: boolean;
     before: number;
     after: number;
+}
+
+// ---- context files and import (round 2) -------------------------------------------------------------------
+
+export interface MemoryImportParams extends FolderParams {
+    /** The file to import, relative to the folder. */
+    path: string;
+    target?: Target;
+}
+
+export interface ImportRefusal {
+    text: string;
+    reason: string;
+}
+
+export interface MemoryImportResult {
+    message: string;
+    added: number;
+    duplicates: number;
+    /** Items that did not fit the budget: reported, never dropped silently. */
+    notFitted: string[];
+    refused: ImportRefusal[];
+    state?: MemoryStateResult;
+}
+
+// ---- layer 2: recall (round 2) -------------------------------------------------------------------------------
+
+export type RecallKind = 'turn' | 'removed' | 'replaced';
+
+export interface RecallItem {
+    id: string;
+    kind: RecallKind;
+    text: string;
+    /** As the server sends it (epoch seconds or an ISO date). */
+    time: number | string;
+    source?: string;
+    score: number;
+}
+
+export interface RecallSearchParams extends FolderParams {
+    query: string;
+    limit?: number;
+}
+
+/** `provider: null`: layer 2 is off. */
+export interface RecallSearchResult {
+    provider: string | null;
+    items: RecallItem[];
+}
+
+export interface RecallItemParams extends FolderParams {
+    id: string;
+}
+
+export interface RecallGetResult {
+    item: RecallItem;
+}
+
+// ---- memory for every agent (round 2) ------------------------------------------------------------------------
+
+/** The built-in `memory` tool's parameters (server/my_agent_core/memory/tool.py), as another agent sends them. */
+export interface MemoryToolOperation {
+    action: EditAction;
+    content?: string;
+    old_text?: string;
+    new_content?: string;
+}
+
+export interface MemoryToolInput extends Partial<MemoryToolOperation> {
+    target?: Target;
+    operations?: MemoryToolOperation[];
+}
+
+export interface MemoryToolParams extends FolderParams {
+    arguments: object;
+}
+
+export interface MemoryToolResult {
+    ok: boolean;
+    content: string;
+    error?: string;
+    state?: MemoryStateResult;
 }

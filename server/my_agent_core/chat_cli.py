@@ -3,31 +3,41 @@
 Reply text streams to stdout as it arrives; tool activity is shown on stderr. The workspace tools
 (read, list, search, edit, write, run) work on the current folder; before an edit (the diff is shown)
 or a command (the command line and folder) the chat asks y/N, unless a flag pre-approves it.
-Commands: /new (new session: memory reloaded), /memory (memory usage), /usage (token usage), /help,
-/exit. Ctrl-C during a reply cancels that reply (a running command's whole process group is
-stopped); Ctrl-C or Ctrl-D at the prompt leaves.
+Sessions are saved as they go in `.my_agent_core/sessions/` (the same files the editor lists):
+`--list` shows them, `--resume [ID]` continues one (the latest without an id) with its original
+system prompt, so the provider's prompt cache still hits.
+Commands: /new (new session: memory reloaded), /compact (summarise older turns now), /sessions
+(saved sessions), /memory (memory usage), /usage (token usage), /help, /exit. Ctrl-C during a reply
+cancels that reply (a running command's whole process group is stopped); Ctrl-C or Ctrl-D at the
+prompt leaves.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import queue
 import sys
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .workspace import ApprovalRequest, Decision
+
+if TYPE_CHECKING:
+    from .agent import Agent, SessionInfo, SessionRecord, SessionStore
 
 __all__ = ["add_arguments", "run"]
 
 EXIT_CONFIG = 2
 HELP = (
-    "Commands: /new (new session, reload memory), /memory (memory usage), /usage (token usage), "
-    "/help, /exit"
+    "Commands: /new (new session, reload memory), /compact (summarise older turns now), "
+    "/sessions (saved sessions), /memory (memory usage), /usage (token usage), /help, /exit"
 )
 
 
@@ -44,6 +54,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--no-memory", action="store_true", help="chat without long-term memory")
     parser.add_argument("--max-steps", type=int, default=None, help="tool steps per reply")
+    sessions = parser.add_argument_group("sessions (saved in .my_agent_core/sessions)")
+    sessions.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="continue a saved session: its id or a unique start of it (default: the latest)",
+    )
+    sessions.add_argument("--list", action="store_true", help="list the saved sessions and exit")
+    sessions.add_argument(
+        "--context-window",
+        type=int,
+        default=0,
+        metavar="TOKENS",
+        help="the model's context window (default: from the model's name, else 128000)",
+    )
     tools = parser.add_argument_group("workspace tools (on the current folder)")
     tools.add_argument(
         "--no-tools", action="store_true", help="no file or command tools (memory only)"
@@ -62,13 +88,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Run the chat loop; 0 on a normal exit, 2 when no model or endpoint is configured."""
-    from .agent import DEFAULT_MAX_STEPS, Agent, AgentCancelled, AgentError, build_client
+    """Run the chat loop; 0 on a normal exit, 2 when no model or endpoint is configured or the
+    session to resume cannot be."""
+    from .agent import (
+        DEFAULT_MAX_STEPS,
+        Agent,
+        AgentError,
+        CompactionSettings,
+        SessionError,
+        SessionStore,
+        build_client,
+    )
+    from .paths import PathRefused
 
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
     err = sys.stderr
+    store = SessionStore(Path.cwd())
+    if getattr(args, "list", False):
+        try:
+            print(_sessions_report(store.list()), file=out)
+        except (SessionError, PathRefused) as exc:
+            print(f"my-agent chat: {exc}", file=err)
+            return EXIT_CONFIG
+        return 0
+    record = None
+    resume = getattr(args, "resume", None)
+    if resume is not None:
+        try:
+            record = store.load(_resolve_id(store, resume))
+        except (SessionError, PathRefused) as exc:
+            print(f"my-agent chat: {exc}", file=err)
+            return EXIT_CONFIG
     model = getattr(args, "model", None) or os.environ.get("MY_AGENT_MODEL")
+    model = model or (record.model if record is not None else None)
     if not model:
         print("my-agent chat: no model configured: pass --model or set MY_AGENT_MODEL.", file=err)
         return EXIT_CONFIG
@@ -89,28 +142,53 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
     instructions = None
     if not getattr(args, "no_tools", False):
         tools, instructions = _workspace_tools(args, approver, cancel, memory_dir is not False)
+    options: dict[str, Any] = {
+        "model": model,
+        "client": client,
+        "tools": tools,
+        "max_steps": getattr(args, "max_steps", None) or DEFAULT_MAX_STEPS,
+        "on_event": view.on_event,
+        "instructions": instructions,
+        "sessions": store,
+        "cancel_token": cancel,
+        "compaction": CompactionSettings(context_window=getattr(args, "context_window", 0) or 0),
+    }
     try:
-        agent = Agent(
-            model=model,
-            client=client,
-            memory_dir=memory_dir,
-            tools=tools,
-            max_steps=getattr(args, "max_steps", None) or DEFAULT_MAX_STEPS,
-            on_event=view.on_event,
-            instructions=instructions,
-        )
-    except (AgentError, OSError) as exc:
+        if record is not None:
+            agent = _resume(record, memory_dir, options)
+        else:
+            agent = Agent(memory_dir=memory_dir, **options)
+    except (AgentError, SessionError, OSError) as exc:
         print(f"my-agent chat: {exc}", file=err)
         return EXIT_CONFIG
 
     where = agent.memory_store.mem_dir if agent.memory_store is not None else "off"
     folder = f" · tools on {Path.cwd()}" if tools else " · tools off"
     print(f"my-agent chat · model {model} · memory {where}{folder}", file=err)
+    if record is not None:
+        print(_resumed_report(record), file=err)
     print(HELP, file=err)
     answers = _Answers(stdin, interactive)
     if interactive:
         with contextlib.suppress(ImportError):
             import readline  # noqa: F401  (line editing and history for input())
+    try:
+        return _loop(agent, store, stdin, out, view, interactive, answers, approver, cancel)
+    finally:
+        agent.close()
+
+
+def _loop(
+    agent: Agent,
+    store: SessionStore,
+    stdin: TextIO,
+    out: TextIO,
+    view: _View,
+    interactive: bool,
+    answers: _Answers,
+    approver: TerminalApprover,
+    cancel: threading.Event,
+) -> int:
     while True:
         try:
             if interactive:
@@ -134,7 +212,11 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
                 return 0
             if command == "/new":
                 agent.reset()
-                print("(new session: memory reloaded)", file=out)
+                print("(new session: memory reloaded; the last one stays saved)", file=out)
+            elif command == "/compact":
+                _work(agent, agent.compact, view, approver, cancel, answers, _compacted(out))
+            elif command == "/sessions":
+                print(_sessions_report(store.list(), current=agent.session_id), file=out)
             elif command == "/memory":
                 print(_memory_report(agent), file=out)
             elif command == "/usage":
@@ -142,7 +224,92 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
             else:
                 print(HELP, file=out)
             continue
-        _turn(agent, text, view, AgentCancelled, AgentError, approver, cancel, answers)
+        _work(agent, functools.partial(agent.run, text), view, approver, cancel, answers)
+
+
+def _resume(record: SessionRecord, memory_dir: Any, options: dict[str, Any]) -> Agent:
+    from .agent import Agent
+    from .memory import MemoryStore
+
+    store = None
+    if memory_dir is not False:
+        Path(memory_dir).mkdir(parents=True, exist_ok=True)
+        store = MemoryStore(memory_dir)
+    sessions = options.pop("sessions")
+    client = options.pop("client")
+    tools = options.pop("tools")
+    return Agent.resume(
+        record, sessions=sessions, client=client, tools=tools, memory_store=store, **options
+    )
+
+
+def _resolve_id(store: SessionStore, wanted: str) -> str:
+    """The session `wanted` names: an id, a unique start of one, or "" for the latest."""
+    from .agent import SessionNotFound
+
+    infos = store.list()
+    if not wanted:
+        latest = next((info for info in infos if info.error is None), None)
+        if latest is None:
+            raise SessionNotFound("there is no saved session in this folder to resume")
+        return latest.id
+    matches = [info.id for info in infos if info.id.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionNotFound(f"no saved session starts with {wanted!r} (see --list)")
+    raise SessionNotFound(
+        f"{len(matches)} saved sessions start with {wanted!r}; give more of the id (see --list)"
+    )
+
+
+def _when(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch))
+
+
+def _sessions_report(infos: list[SessionInfo], current: str | None = None) -> str:
+    if not infos:
+        return "No saved sessions in this folder."
+    lines = ["Saved sessions, newest first (resume one with: my-agent chat --resume ID):"]
+    for info in infos:
+        mark = "*" if info.id == current else " "
+        state = f"cannot be resumed: {info.error}" if info.error else (info.title or "(untitled)")
+        busy = " [open]" if info.open and info.id != current else ""
+        lines.append(
+            f"{mark} {info.id[:12]}  {_when(info.updated)}  {info.messages:>4} msgs  "
+            f"{_printable(state)}{busy}"
+        )
+    return "\n".join(lines)
+
+
+def _printable(text: str) -> str:
+    """A title from a file is data: no control characters reach the terminal."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
+def _resumed_report(record: SessionRecord) -> str:
+    head = (
+        f"(resumed session {record.id[:12]} · {len(record.messages)} messages · "
+        f"{_printable(record.title) or 'untitled'} · last active {_when(record.updated)})"
+    )
+    last = next(
+        (m for m in reversed(record.messages) if m["role"] == "assistant" and m.get("content")),
+        None,
+    )
+    if last is None:
+        return head
+    first_line = _printable(str(last["content"]).strip().splitlines()[0])[:160]
+    return f"{head}\n  last reply: {first_line}"
+
+
+def _compacted(out: TextIO) -> Callable[[Any], None]:
+    def show(result: Any) -> None:
+        if result.compacted:
+            print(f"(compacted: {result.before} -> {result.after} messages)", file=out)
+        else:
+            print("(nothing to compact yet)", file=out)
+
+    return show
 
 
 def _workspace_tools(
@@ -179,27 +346,28 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-def _turn(
+def _work(
     agent: Any,
-    text: str,
+    job: Callable[[], Any],
     view: _View,
-    cancelled: type,
-    failed: type,
     approver: TerminalApprover,
     cancel: threading.Event,
     answers: _Answers,
+    on_result: Callable[[Any], None] | None = None,
 ) -> None:
-    """One reply, run in a thread so Ctrl-C in the main thread can cancel it cleanly; approval
-    questions from the tools are asked here, on the main thread, where Ctrl-C reaches them."""
-    outcome: dict[str, BaseException] = {}
-    cancel.clear()
+    """One reply (or compaction), run in a thread so Ctrl-C in the main thread can cancel it
+    cleanly; approval questions from the tools are asked here, on the main thread, where Ctrl-C
+    reaches them."""
+    from .agent import AgentCancelled, AgentError
+
+    outcome: dict[str, Any] = {}
     # Completion is an Event, not Thread.join(timeout): a join interrupted by Ctrl-C can mark a
     # still-running thread as finished (CPython's bpo-45274 handling), ending the turn too early.
     finished = threading.Event()
 
     def work() -> None:
         try:
-            agent.run(text)
+            outcome["result"] = job()
         except BaseException as exc:
             outcome["error"] = exc
         finally:
@@ -227,12 +395,14 @@ def _turn(
             stop()
     view.end_reply()
     error = outcome.get("error")
-    if isinstance(error, cancelled):
+    if isinstance(error, AgentCancelled):
         print("[cancelled]", file=view.err)
-    elif isinstance(error, failed):
+    elif isinstance(error, AgentError):
         print(f"[error] {error}", file=view.err)
     elif error is not None:
         print(f"[error] {type(error).__name__}: {error}", file=view.err)
+    elif on_result is not None:
+        on_result(outcome.get("result"))
 
 
 class _View:
@@ -259,6 +429,17 @@ class _View:
             first = content[0] if content else ""
             mark = "ok" if event.get("ok") else "failed"
             print(f"  <- {event['name']} {mark}: {first[:160]}", file=self.err, flush=True)
+        elif kind == "compacted":
+            self._break()
+            print(
+                f"  (conversation compacted ({event['reason']}): {event['before']} -> "
+                f"{event['after']} messages; the latest turns are kept word for word)",
+                file=self.err,
+                flush=True,
+            )
+        elif kind in ("session_error", "provider_error"):
+            self._break()
+            print(f"  [warning] {event['message']}", file=self.err, flush=True)
 
     def _break(self) -> None:
         if self._mid_line:
@@ -289,9 +470,15 @@ def _memory_report(agent: Any) -> str:
 
 def _usage_report(agent: Any) -> str:
     usage = agent.usage
+    rate = usage.cache_hit_rate
+    cached = "n/a" if usage.cached_tokens is None else f"{usage.cached_tokens} ({rate:.0%})"
+    drops = ""
+    if usage.cache_drops:
+        reasons = ", ".join(drop.reason for drop in usage.cache_drops[-3:])
+        drops = f" · cache drops {len(usage.cache_drops)} (latest: {reasons})"
     return (
-        f"requests {usage.requests} · prompt {usage.prompt_tokens} · cached {usage.cached_tokens} "
-        f"({usage.cache_hit_rate:.0%}) · completion {usage.completion_tokens}"
+        f"requests {usage.requests} · prompt {usage.prompt_tokens} · cached {cached} · "
+        f"completion {usage.completion_tokens} · window {agent.context_window}{drops}"
     )
 
 

@@ -71,9 +71,13 @@ test('the chat against the real language server: restore falls back cleanly, a s
     const fake = await startFakeModel(workspace);
     t.after(() => fake.proc.stdin.end());
     const srv = await startServer(workspace, fake.baseUrl);
+    let mirror;
     t.after(async () => {
+        // The mirror first: disposing it may still notify the server, which must be listening then.
+        mirror?.dispose();
         await srv.connection.sendRequest('shutdown').catch(() => undefined);
-        srv.connection.sendNotification('exit');
+        // The server may already be gone after `shutdown`: a failed write of `exit` is no failure of the test.
+        await Promise.resolve(srv.connection.sendNotification('exit')).catch(() => undefined);
         srv.connection.dispose();
         srv.proc.kill();
     });
@@ -111,9 +115,8 @@ test('the chat against the real language server: restore falls back cleanly, a s
     const mainUri = vscode.Uri.file(path.join(workspace, 'src', 'main.ts'));
     const doc = { uri: mainUri, languageId: 'typescript', version: 1, getText: () => 'export const answer = 41;\n' };
     vscode.__test.state.textDocuments = [doc];
-    const mirror = new OpenBufferSync(srv.connection);
+    mirror = new OpenBufferSync(srv.connection);
     mirror.start();
-    t.after(() => mirror.dispose());
     vscode.__test.docEvents.change.fire({
         document: { ...doc, version: 2 },
         contentChanges: [{ range: { start: { line: 0, character: 22 }, end: { line: 0, character: 24 } }, rangeLength: 2, text: '42' }],

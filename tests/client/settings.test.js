@@ -10,14 +10,24 @@ const cfg = (values, globals = {}) => ({
     inspect: (k) => ({ globalValue: globals[k], workspaceValue: values[k], defaultValue: undefined }),
 });
 
-test('defaults when nothing is set', () => {
+const DEFAULT_MEMORY = {
+    memoryCharLimit: 2200,
+    userCharLimit: 1375,
+    nearBudgetShare: 0.9,
+    approval: 'auto',
+    provider: 'archive',
+    semantic: false,
+    userProfile: 'workspace',
+};
+const DEFAULT_REST = {
+    chat: { contextWindow: 0, compactAt: 0.8, sessions: { maxCount: 50, maxAgeDays: 30 } },
+    tools: { approveEdits: false, allowedCommands: [], commandTimeout: 120 },
+    context: { maxChars: 8000 },
+};
+
+test('defaults when nothing is set: every round-2 setting of docs/protocol.md with its default', () => {
     const s = settings.readSettings(cfg({}), true);
-    assert.deepEqual(s, {
-        model: '',
-        baseUrl: '',
-        interpreter: '',
-        memory: { memoryCharLimit: 2200, userCharLimit: 1375, nearBudgetShare: 0.9 },
-    });
+    assert.deepEqual(s, { model: '', baseUrl: '', interpreter: '', memory: DEFAULT_MEMORY, ...DEFAULT_REST });
 });
 
 test('settings become initializationOptions {myAgent: {...}} without empty strings', () => {
@@ -37,7 +47,8 @@ test('settings become initializationOptions {myAgent: {...}} without empty strin
         myAgent: {
             model: 'gpt-x',
             baseUrl: 'http://127.0.0.1:9/v1',
-            memory: { memoryCharLimit: 3000, userCharLimit: 500, nearBudgetShare: 0.8 },
+            memory: { ...DEFAULT_MEMORY, memoryCharLimit: 3000, userCharLimit: 500, nearBudgetShare: 0.8 },
+            ...DEFAULT_REST,
         },
     });
     assert.equal('untrustedFolders' in opts.myAgent, false);
@@ -62,7 +73,77 @@ test('invalid numbers fall back to the defaults', () => {
         cfg({ 'memory.memoryCharLimit': -5, 'memory.userCharLimit': 'x', 'memory.nearBudgetShare': 3 }),
         true,
     );
-    assert.deepEqual(s.memory, settings.DEFAULT_MEMORY);
+    assert.deepEqual(s.memory, DEFAULT_MEMORY);
+});
+
+test('round-2 settings reach the server in the shape of docs/protocol.md; junk falls back to the defaults', () => {
+    const s = settings.readSettings(
+        cfg({
+            'chat.contextWindow': 32000,
+            'chat.compactAt': 0.7,
+            'chat.sessions.maxCount': 10,
+            'chat.sessions.maxAgeDays': 7,
+            'tools.approveEdits': true,
+            'tools.allowedCommands': ['npm test', ' pytest * ', '', 5, 'npm test'],
+            'tools.ripgrepPath': '/usr/bin/rg',
+            'tools.commandTimeout': 30,
+            'context.maxChars': 4000,
+            'memory.approval': 'ask',
+            'memory.provider': 'postgres',
+            'memory.postgresDsn': 'postgresql:///team',
+            'memory.postgresProject': 'app',
+            'memory.semantic': true,
+            'memory.userProfile': 'global',
+        }),
+        true,
+    );
+    const server = settings.toServerSettings(s);
+    assert.deepEqual(server.chat, { contextWindow: 32000, compactAt: 0.7, sessions: { maxCount: 10, maxAgeDays: 7 } });
+    assert.deepEqual(server.tools, { approveEdits: true, allowedCommands: ['npm test', 'pytest *'], ripgrepPath: '/usr/bin/rg', commandTimeout: 30 });
+    assert.deepEqual(server.context, { maxChars: 4000 });
+    assert.deepEqual(server.memory, {
+        memoryCharLimit: 2200,
+        userCharLimit: 1375,
+        nearBudgetShare: 0.9,
+        approval: 'ask',
+        provider: 'postgres',
+        postgresDsn: 'postgresql:///team',
+        postgresProject: 'app',
+        semantic: true,
+        userProfile: 'global',
+    });
+
+    const junk = settings.readSettings(
+        cfg({
+            'chat.contextWindow': -1,
+            'chat.compactAt': 2,
+            'chat.sessions.maxCount': 0,
+            'chat.sessions.maxAgeDays': 1.5,
+            'tools.approveEdits': 'yes',
+            'tools.allowedCommands': 'rm -rf /',
+            'tools.commandTimeout': 10 ** 9,
+            'context.maxChars': 'lots',
+            'memory.approval': 'sometimes',
+            'memory.provider': '  ',
+            'memory.semantic': 1,
+            'memory.userProfile': 'everywhere',
+            'memory.postgresDsn': '   ',
+        }),
+        true,
+    );
+    assert.deepEqual({ memory: junk.memory, chat: junk.chat, tools: junk.tools, context: junk.context }, { memory: DEFAULT_MEMORY, ...DEFAULT_REST });
+    assert.equal('postgresDsn' in settings.toServerSettings(junk).memory, false, 'an empty DSN is left out (the server reads MY_AGENT_PG_DSN)');
+});
+
+test('review mode: "ask" at any settings level wins, so a workspace can tighten it but never loosen it', () => {
+    const levels = (globalValue, workspaceValue) => ({
+        get: (k) => (k === 'memory.approval' ? (workspaceValue ?? globalValue) : undefined),
+        inspect: (k) => (k === 'memory.approval' ? { globalValue, workspaceValue } : {}),
+    });
+    assert.equal(settings.readSettings(levels('ask', 'auto'), true).memory.approval, 'ask', 'a repository cannot switch review off');
+    assert.equal(settings.readSettings(levels(undefined, 'ask'), true).memory.approval, 'ask', 'a repository can switch it on');
+    assert.equal(settings.readSettings(levels('auto', undefined), true).memory.approval, 'auto');
+    assert.equal(settings.readSettings(levels(undefined, undefined), true).memory.approval, 'auto');
 });
 
 test('currentInitializationOptions reads the live vscode configuration and trust', () => {
@@ -83,6 +164,19 @@ test('workspace/configuration answers for myAgent get the server shape; other se
         () => ({ memory: { memoryCharLimit: 1, userCharLimit: 2, nearBudgetShare: 0.5 } }),
     );
     assert.deepEqual(out, [{ memory: { memoryCharLimit: 1, userCharLimit: 2, nearBudgetShare: 0.5 } }, { tabSize: 4 }]);
+});
+
+test('the pulled configuration and initializationOptions carry the same round-2 settings', () => {
+    vscode.__test.reset();
+    vscode.__test.state.config = { 'myAgent.tools.commandTimeout': 45, 'myAgent.memory.provider': 'none', 'myAgent.chat.compactAt': 0.6 };
+    vscode.__test.state.folders = [vscode.__test.folder('/tmp/ws1')];
+    const init = settings.currentInitializationOptions().myAgent;
+    const pulled = shapeConfiguration({ items: [{ section: 'myAgent' }] }, [{}], () => settings.toServerSettings(settings.currentSettings()))[0];
+    assert.equal(init.tools.commandTimeout, 45);
+    assert.equal(init.memory.provider, 'none');
+    assert.equal(init.chat.compactAt, 0.6);
+    assert.deepEqual(pulled, init);
+    vscode.__test.reset();
 });
 
 test('document selector and watcher target only memory files', () => {

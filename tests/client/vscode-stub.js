@@ -83,6 +83,18 @@ class MarkdownString {
     }
 }
 
+class LanguageModelTextPart {
+    constructor(value) {
+        this.value = value;
+    }
+}
+
+class LanguageModelToolResult {
+    constructor(content) {
+        this.content = content;
+    }
+}
+
 class CancellationError extends Error {
     constructor() {
         super('Canceled');
@@ -136,6 +148,19 @@ const state = {
     /** fsPaths that workspace.fs.stat finds. */
     existing: new Set(),
     textDocuments: [],
+    /** Answers of showQuickPick: each a function (items) => the picked item (or undefined). */
+    picks: [],
+    /** Answers of showInputBox, in order. */
+    inputs: [],
+    /** What showOpenDialog returns. */
+    openDialog: undefined,
+    /** What workspace.findFiles returns. */
+    found: [],
+    /** Documents opened (workspace.openTextDocument) and shown (window.showTextDocument). */
+    opened: [],
+    shownDocs: [],
+    /** Tools registered with vscode.lm.registerTool, by name. */
+    tools: new Map(),
 };
 
 const docEvents = { open: new EventEmitter(), change: new EventEmitter(), close: new EventEmitter() };
@@ -233,6 +258,11 @@ const stub = {
         onDidChangeWorkspaceFolders: () => new Disposable(),
         onDidGrantWorkspaceTrust: () => new Disposable(),
         createFileSystemWatcher: () => ({ dispose: () => undefined }),
+        findFiles: async () => state.found,
+        openTextDocument: async (uri) => {
+            state.opened.push(uri);
+            return { uri, isDirty: false, getText: () => '' };
+        },
     },
     window: {
         createOutputChannel: () => log,
@@ -253,7 +283,30 @@ const stub = {
         visibleTextEditors: [],
         onDidChangeActiveTextEditor: () => new Disposable(),
         createStatusBarItem: () => ({ show() {}, hide() {}, dispose() {} }),
+        showQuickPick: async (items, options) => {
+            const list = await items;
+            state.messages.push({ kind: 'quickPick', items: list, options });
+            const answer = state.picks.shift();
+            return typeof answer === 'function' ? answer(list) : answer;
+        },
+        showInputBox: async (options) => {
+            state.messages.push({ kind: 'inputBox', options });
+            return state.inputs.shift();
+        },
+        showOpenDialog: async () => state.openDialog,
+        showTextDocument: async (docOrUri, options) => {
+            state.shownDocs.push({ doc: docOrUri, options });
+            return { document: docOrUri };
+        },
     },
+    lm: {
+        registerTool: (name, tool) => {
+            state.tools.set(name, tool);
+            return new Disposable(() => state.tools.delete(name));
+        },
+    },
+    LanguageModelTextPart,
+    LanguageModelToolResult,
     commands: {
         registerCommand: () => new Disposable(),
         executeCommand: async (id, ...args) => {
@@ -276,6 +329,13 @@ const stub = {
             state.commands = [];
             state.existing = new Set();
             state.textDocuments = [];
+            state.picks = [];
+            state.inputs = [];
+            state.openDialog = undefined;
+            state.found = [];
+            state.opened = [];
+            state.shownDocs = [];
+            state.tools = new Map();
             log.lines = [];
         },
         docEvents,

@@ -157,8 +157,10 @@ def start_session(
     settings: dict,
     env: dict | None = None,
     workspace_src: Path = FIXTURE_WORKSPACE,
+    url_for: Callable[[Session], str] | None = None,
 ) -> Session:
-    """Copies the workspace, installs the .vsix, starts code-server and opens the browser on it."""
+    """Copies the workspace, installs the .vsix, starts code-server and opens the browser on it
+    (at `url_for(session)` when given, e.g. a URL with an extension-test payload)."""
     workspace = tmp / "workspace"
     shutil.copytree(workspace_src, workspace)
     user_data = tmp / "user-data"
@@ -177,7 +179,7 @@ def start_session(
     driver = v.Driver()
     session = Session(server, driver, workspace, v.extension_id(), name)
     try:
-        res = driver.call("launch", url=server.url)
+        res = driver.call("launch", url=url_for(session) if url_for else server.url)
         session.figures["workbench"] = time.monotonic() - server.started_at
         assert isinstance(res, dict)
     except Exception:

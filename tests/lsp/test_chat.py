@@ -105,7 +105,8 @@ async def test_start_lists_and_ends_sessions(client: Any, roots: dict[str, Path]
 
 async def test_events_stream_before_the_answer(client: Any, fake: FakeOpenAI) -> None:
     session = await start(client)
-    fake.add({"content": "Hello there, how can I help?"})
+    usage = {"prompt_tokens": 1234, "completion_tokens": 56, "cached_tokens": 1000}
+    fake.add({"content": "Hello there, how can I help?", "usage": usage})
     msg_id = new_id()
     result = await send(client, session, "hi", msg_id=msg_id)
     assert result["reply"] == "Hello there, how can I help?"
@@ -123,6 +124,9 @@ async def test_events_stream_before_the_answer(client: Any, fake: FakeOpenAI) ->
         "cacheHitRate",
     }
     assert result["usage"]["requests"] == 1
+    assert (result["usage"]["promptTokens"], result["usage"]["completionTokens"]) == (1234, 56)
+    assert result["usage"]["cachedTokens"] == 1000
+    assert result["usage"]["cacheHitRate"] == pytest.approx(1000 / 1234)
     # every event of this send was received before its response
     log = [
         (m, p)

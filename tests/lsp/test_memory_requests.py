@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from tests.lsp.conftest import (
     wait_until,
 )
 
+from my_agent_core.lsp.workspace import read_memory_text
 from my_agent_core.memory import MemoryStore
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -99,6 +101,38 @@ async def test_state_of_an_undecodable_file(client: Any, folder: Path) -> None:
         )
     assert info.value.code == -32003
     assert memory_path(folder).read_bytes() == b"\xff\xfe bad bytes"
+
+
+async def test_a_history_that_cannot_be_written_reaches_the_user(client: Any, folder: Path) -> None:
+    """The edit is saved, but the journal failed: state and the change notification say so."""
+    (memory_path(folder).parent / "history.jsonl").mkdir()  # appending to it fails
+    result = await request(
+        client, "myAgent/memory/edit", edit(folder, target="memory", action="add", content="new")
+    )
+    assert "new" in memory_path(folder).read_text(encoding="utf-8")
+    store = result["state"]["stores"][0]
+    assert store["entries"][-1] == "new" and "history not recorded" in store["journalError"]
+    [note] = changed_for(client, folder)
+    assert note["source"] == "user" and "history not recorded" in note["journalError"]
+    state = await request(client, "myAgent/memory/state", {"folder": folder.as_uri()})
+    assert "history not recorded" in state["stores"][0]["journalError"]
+
+
+async def test_memory_files_are_read_through_the_one_path_check(base: Path) -> None:
+    """Without a panel store (a folder the server does not know), state reads through
+    `my_agent_core.paths`: a file linking out of the folder or a FIFO is refused, never read."""
+    outside = base / f"outside{next(_counter)}.md"
+    outside.write_text("SECRET from elsewhere\n", encoding="utf-8")
+    linked = make_folder(base, f"linked{next(_counter)}")
+    memory_path(linked).symlink_to(outside)
+    text, error = read_memory_text(memory_path(linked).parent, "memory")
+    assert text is None and error is not None and "symbolic link" in error
+    fifo = make_folder(base, f"fifo{next(_counter)}")
+    os.mkfifo(memory_path(fifo))  # a FIFO must not hang the reader
+    text, error = read_memory_text(memory_path(fifo).parent, "memory")
+    assert text is None and error is not None and "FIFO" in error
+    empty = make_folder(base, f"none{next(_counter)}")
+    assert read_memory_text(memory_path(empty).parent, "user") == ("", None)
 
 
 async def test_add_replace_remove_as_user_with_changed_notifications(
@@ -215,7 +249,8 @@ async def test_log_limit_must_be_a_sane_integer(client: Any, limit: Any) -> None
 async def test_params_may_be_omitted_or_null(client: Any) -> None:
     state = await request(client, "myAgent/memory/state", None)
     assert state["stores"][0]["target"] == "memory"
-    assert "entries" in await request(client, "myAgent/memory/log", {"folder": None, "limit": None})
+    log = await request(client, "myAgent/memory/log", {"folder": None, "limit": None})
+    assert log == {"entries": []}  # files written by hand: nothing journaled yet
 
 
 def watched(

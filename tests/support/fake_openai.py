@@ -14,7 +14,8 @@ Use in-process::
 
 Or as a process (for the language-server and VS Code end-to-end tests)::
 
-    python tests/support/fake_openai.py --port 0 --script script.json
+    python tests/support/fake_openai.py --port 0 --script script.json \
+        [--usage-format openai|deepseek|llamacpp|none] [--context-window N --context-error-format F]
 
 prints its base URL (``http://127.0.0.1:PORT/v1``) as the first stdout line and serves until killed
 (SIGTERM/SIGINT) or until stdin reaches EOF when started with ``--exit-on-stdin-eof``.
@@ -46,6 +47,25 @@ A response is an object; every key is optional:
   ``prompt_tokens_details``).
 - ``raw_sse`` (list of str): send exactly these SSE ``data:`` payloads (then nothing else) instead of
   the generated stream: for malformed-provider tests.
+- ``usage_format``: how this response reports usage, overriding the server's ``usage_format``:
+  ``"openai"`` (``prompt_tokens_details.cached_tokens``), ``"deepseek"`` (``prompt_cache_hit_tokens``
+  rounded down to DeepSeek's 64-token units, and ``prompt_cache_miss_tokens``), ``"llamacpp"`` (plain
+  usage, and ``timings: {cache_n, prompt_n, ...}`` on the finishing chunk, as llama-server sends it) or
+  ``"none"`` (plain usage: no cache figure at all, like Anthropic's compatible endpoint).
+- ``context_error`` (str): answer HTTP 400 with a realistic "prompt too long" body of that provider:
+  ``"openai"`` (code ``context_length_exceeded``), ``"deepseek"``, ``"vllm"`` (top-level error object),
+  ``"llamacpp"`` (``exceed_context_size_error`` with ``n_prompt_tokens`` / ``n_ctx``),
+  ``"llamacpp-old"`` (no figures) or ``"anthropic"``. The window named is the server's
+  ``context_window`` (or ``context_window`` in the response, default 4096).
+
+A responder: ``FakeOpenAI(responder=fn)`` (or ``fake.responder = fn``) calls ``fn(request_json)`` for
+each chat completion first; a response dict it returns is used, None falls back to the script. For
+tests whose answers depend on what was asked (a compaction's save step, its summary request).
+
+A simulated context window: ``FakeOpenAI(context_window=N, context_error_format="openai")`` (or the
+attributes of the same names) rejects every request whose prompt is over N tokens with that
+provider's error, BEFORE a scripted response is consumed (the response waits for the retry), and the
+rejected prompt is not cached.
 
 Usage figures (an honest stand-in for a provider's prefix cache): the *prompt* is the raw bytes of the
 request's ``tools`` value followed by the raw bytes of each element of ``messages`` (sliced from the body
@@ -80,6 +100,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -236,8 +257,16 @@ class FakeOpenAI:
         host: str = "127.0.0.1",
         port: int = 0,
         model: str = "fake-model",
+        usage_format: str = "openai",
+        context_window: int | None = None,
+        context_error_format: str = "openai",
+        responder: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
     ) -> None:
         self.model = model
+        self.responder = responder
+        self.usage_format = usage_format
+        self.context_window = context_window
+        self.context_error_format = context_error_format
         self.requests: list[RecordedRequest] = []
         self._responses: list[dict[str, Any]] = []
         self._default: dict[str, Any] | None = None
@@ -330,11 +359,19 @@ class FakeOpenAI:
     def completion_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.rstrip("/").endswith("/chat/completions")]
 
-    def _usage_for(self, body: bytes, completion_text: str) -> dict[str, Any]:
+    def prompt_tokens(self, body: bytes) -> int:
+        """The fake's token count of a request's prompt (what usage would report), not cached."""
+        return max(1, math.ceil(len(self._prompt(body)) / 4))
+
+    @staticmethod
+    def _prompt(body: bytes) -> bytes:
         try:
-            prompt = prompt_bytes(body)
+            return prompt_bytes(body)
         except (ValueError, AssertionError, UnicodeDecodeError, IndexError):
-            prompt = body
+            return body
+
+    def _usage_for(self, body: bytes, completion_text: str) -> dict[str, Any]:
+        prompt = self._prompt(body)
         with self._lock:
             cached = max((_common_prefix(prompt, p) for p in self._prompts), default=0)
             self._prompts.append(prompt)
@@ -446,13 +483,25 @@ class _Handler(BaseHTTPRequestHandler):
                 400, {"error": {"message": "body is not JSON", "type": "invalid_request"}}
             )
             return
-        response = self.fake._next_response()
+        window = self.fake.context_window
+        if window is not None and self.fake.prompt_tokens(body) > window:
+            record.outcome = "error"
+            self._context_error(self.fake.context_error_format, body, window)
+            return
+        responder = self.fake.responder
+        answer = responder(request) if responder is not None else None
+        response = answer if answer is not None else self.fake._next_response()
         self.fake.completions_served += 1
         if response.get("hang"):
             record.outcome = "hang"
             self._wait_until_gone()
             return
         if not self._sleep(float(response.get("delay", 0))):
+            return
+        if "context_error" in response:
+            record.outcome = "error"
+            window = int(response.get("context_window") or self.fake.context_window or 4096)
+            self._context_error(str(response["context_error"]), body, window)
             return
         if "status" in response:
             error = response.get("error", {"message": "fake error", "type": "server_error"})
@@ -461,10 +510,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(int(response["status"]), {"error": error}, raw)
             return
         if request.get("stream"):
-            record.outcome = self._stream(request, body, response)
+            record.outcome = self._stream(request, body, response, record)
         else:
+            record.outcome = "ok"  # before the answer goes out: the client may act on it at once
             self._complete(request, body, response)
-            record.outcome = "ok"
 
     # completions
     def _tool_calls(self, response: dict[str, Any]) -> list[dict[str, str]]:
@@ -482,19 +531,55 @@ class _Handler(BaseHTTPRequestHandler):
             )
         return calls
 
-    def _usage(self, body: bytes, response: dict[str, Any], text: str) -> dict[str, Any] | None:
+    def _context_error(self, flavour: str, body: bytes, window: int) -> None:
+        """HTTP 400 with the body a provider sends for a prompt longer than its context window."""
+        n = self.fake.prompt_tokens(body)
+        payload = _context_error_body(flavour, n, window)
+        self._send_json(400, payload, json.dumps(payload).encode("utf-8"))
+
+    def _figures(self, body: bytes, response: dict[str, Any], text: str) -> dict[str, Any] | None:
         if "usage" in response and response["usage"] is None:
             return None
         figures = self.fake._usage_for(body, text)
         figures.update(response.get("usage") or {})
+        figures["format"] = response.get("usage_format", self.fake.usage_format)
+        return figures
+
+    @staticmethod
+    def _usage(figures: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The `usage` object of a response in the figures' format."""
+        if figures is None:
+            return None
         usage: dict[str, Any] = {
             "prompt_tokens": figures["prompt_tokens"],
             "completion_tokens": figures["completion_tokens"],
             "total_tokens": figures["prompt_tokens"] + figures["completion_tokens"],
         }
-        if figures.get("cached_tokens") is not None:
-            usage["prompt_tokens_details"] = {"cached_tokens": figures["cached_tokens"]}
+        cached = figures.get("cached_tokens")
+        fmt = figures["format"]
+        if fmt == "openai" and cached is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": cached}
+        elif fmt == "deepseek" and cached is not None:
+            hit = cached // 64 * 64  # DeepSeek caches whole 64-token units
+            usage["prompt_cache_hit_tokens"] = hit
+            usage["prompt_cache_miss_tokens"] = figures["prompt_tokens"] - hit
         return usage
+
+    @staticmethod
+    def _timings(figures: dict[str, Any] | None) -> dict[str, Any] | None:
+        """llama-server's `timings` object (llamacpp format only)."""
+        if figures is None or figures["format"] != "llamacpp":
+            return None
+        cached = figures.get("cached_tokens") or 0
+        return {
+            "cache_n": cached,
+            "prompt_n": figures["prompt_tokens"] - cached,
+            "prompt_ms": 1.5,
+            "prompt_per_second": 1000.0,
+            "predicted_n": figures["completion_tokens"],
+            "predicted_ms": 2.5,
+            "predicted_per_second": 400.0,
+        }
 
     def _complete(self, request: dict[str, Any], body: bytes, response: dict[str, Any]) -> None:
         calls = self._tool_calls(response)
@@ -525,12 +610,23 @@ class _Handler(BaseHTTPRequestHandler):
                 }
             ],
         }
-        usage = self._usage(body, response, text)
+        figures = self._figures(body, response, text)
+        usage, timings = self._usage(figures), self._timings(figures)
         if usage is not None:
             payload["usage"] = usage
+        if timings is not None:
+            payload["timings"] = timings
         self._send_json(200, payload)
 
-    def _stream(self, request: dict[str, Any], body: bytes, response: dict[str, Any]) -> str:
+    def _stream(
+        self,
+        request: dict[str, Any],
+        body: bytes,
+        response: dict[str, Any],
+        record: RecordedRequest,
+    ) -> str:
+        """Stream the response; the outcome is recorded BEFORE the last payload goes out, because the
+        client may send its next request the moment it reads it (a test then sees no "pending")."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -539,6 +635,8 @@ class _Handler(BaseHTTPRequestHandler):
         payloads = response.get("raw_sse")
         if payloads is None:
             payloads = self._chunks(request, body, response)
+        payloads = list(payloads)
+        final = "stream_error" if "stream_error" in response else "ok"
         chunk_delay = float(response.get("chunk_delay", 0))
         hang_after = response.get("hang_after_chunks")
         drop_after = response.get("drop_after_chunks")
@@ -552,12 +650,15 @@ class _Handler(BaseHTTPRequestHandler):
                     return "dropped"
                 if count and not self._sleep(chunk_delay):
                     return "disconnected"
+                if count == len(payloads) - 1:
+                    record.outcome = final
                 self._write_chunk(f"data: {data}\n\n".encode())
+            record.outcome = final
             self._write_chunk(b"")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
             return "disconnected"
-        return "stream_error" if "stream_error" in response else "ok"
+        return final
 
     def _drop(self) -> None:
         try:
@@ -607,25 +708,103 @@ class _Handler(BaseHTTPRequestHandler):
             out.append(json.dumps({"error": response["stream_error"]}))
             return out
         finish = response.get("finish_reason", "tool_calls" if calls else "stop")
-        out.append(chunk({}, finish))
-        if (request.get("stream_options") or {}).get("include_usage"):
-            text = content + "".join(c["arguments"] for c in calls)
-            usage = self._usage(body, response, text)
-            if usage is not None:
-                out.append(
-                    json.dumps(
-                        {
-                            "id": "chatcmpl-fake",
-                            "object": "chat.completion.chunk",
-                            "created": created,
-                            "model": model,
-                            "choices": [],
-                            "usage": usage,
-                        }
-                    )
+        text = content + "".join(c["arguments"] for c in calls)
+        figures = self._figures(body, response, text)
+        timings = self._timings(figures)
+        finishing = json.loads(chunk({}, finish))
+        if timings is not None:  # llama-server puts its timings on the finishing chunk
+            finishing["timings"] = timings
+        out.append(json.dumps(finishing, ensure_ascii=False))
+        usage = self._usage(figures)
+        if usage is not None and (request.get("stream_options") or {}).get("include_usage"):
+            out.append(
+                json.dumps(
+                    {
+                        "id": "chatcmpl-fake",
+                        "object": "chat.completion.chunk",
+                        "created": created,
+                        "model": model,
+                        "choices": [],
+                        "usage": usage,
+                    }
                 )
+            )
         out.append("[DONE]")
         return out
+
+
+def _context_error_body(flavour: str, n: int, window: int) -> dict[str, Any]:
+    """What each provider answers (HTTP 400) for a prompt of `n` tokens over a `window`."""
+    if flavour == "openai":
+        return {
+            "error": {
+                "message": (
+                    f"This model's maximum context length is {window} tokens. However, your "
+                    f"messages resulted in {n} tokens. Please reduce the length of the messages."
+                ),
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        }
+    if flavour == "deepseek":
+        return {
+            "error": {
+                "message": (
+                    f"This model's maximum context length is {window} tokens. However, you "
+                    f"requested {n} tokens ({n} in the messages, 0 in the completion). Please "
+                    "reduce the length of the messages or completion."
+                ),
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_request_error",
+            }
+        }
+    if flavour == "vllm":
+        return {
+            "object": "error",
+            "message": (
+                f"This model's maximum context length is {window} tokens. However, you requested "
+                f"{n + 16} tokens ({n} in the messages, 16 in the completion). Please reduce the "
+                "length of the messages or completion."
+            ),
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        }
+    if flavour == "llamacpp":
+        return {
+            "error": {
+                "code": 400,
+                "message": (
+                    f"request ({n} tokens) exceeds the available context size ({window} tokens), "
+                    "try increasing it"
+                ),
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": n,
+                "n_ctx": window,
+            }
+        }
+    if flavour == "llamacpp-old":
+        return {
+            "error": {
+                "code": 400,
+                "message": (
+                    "the request exceeds the available context size, try increasing the context "
+                    "size or enable context shift"
+                ),
+                "type": "invalid_request_error",
+            }
+        }
+    if flavour == "anthropic":
+        return {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": f"prompt is too long: {n} tokens > {window} maximum",
+            },
+        }
+    raise ValueError(f"unknown context_error flavour {flavour!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -636,11 +815,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--script", type=Path, help="JSON script (see the module docstring)")
     parser.add_argument("--model", default="fake-model")
     parser.add_argument(
+        "--usage-format", default="openai", choices=["openai", "deepseek", "llamacpp", "none"]
+    )
+    parser.add_argument("--context-window", type=int, default=None, help="reject longer prompts")
+    parser.add_argument("--context-error-format", default="openai")
+    parser.add_argument(
         "--exit-on-stdin-eof", action="store_true", help="stop when stdin is closed"
     )
     args = parser.parse_args(argv)
     script = json.loads(args.script.read_text(encoding="utf-8")) if args.script else []
-    fake = FakeOpenAI(script, host=args.host, port=args.port, model=args.model).start()
+    fake = FakeOpenAI(
+        script,
+        host=args.host,
+        port=args.port,
+        model=args.model,
+        usage_format=args.usage_format,
+        context_window=args.context_window,
+        context_error_format=args.context_error_format,
+    ).start()
     print(fake.base_url, flush=True)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())

@@ -96,5 +96,8 @@ export function uiStrings(): UiStrings {
         historyError: t('Could not list the sessions: {0}', '{0}'),
         noteRecalled: t('Recalled memory'),
         noteOther: t('Note ({0})', '{0}'),
+        recallOne: t('Recalled memory: 1 item from past sessions ({0} characters) went with your message.', '{0}'),
+        recallMany: t('Recalled memory: {0} items from past sessions ({1} characters) went with your message.', '{0}', '{1}'),
+        providerError: t('The memory provider "{0}" failed and is off for the rest of this session: {1}', '{0}', '{1}'),
     };
 }

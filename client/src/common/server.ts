@@ -31,6 +31,7 @@ export function shapeConfiguration(
 
 export class ServerManager implements vscode.Disposable {
     private client: LanguageClient | undefined;
+    private resolvedPython: string | undefined;
     private starting: Promise<LanguageClient | undefined> | undefined;
     private readonly watcher: vscode.FileSystemWatcher;
     private readonly onDidStartEmitter = new vscode.EventEmitter<LanguageClient>();
@@ -42,6 +43,11 @@ export class ServerManager implements vscode.Disposable {
 
     constructor(private readonly context: vscode.ExtensionContext) {
         this.watcher = vscode.workspace.createFileSystemWatcher(MEMORY_GLOB);
+    }
+
+    /** The interpreter that runs the server (the configured one, or the private venv's), once resolved. */
+    get python(): string | undefined {
+        return this.resolvedPython;
     }
 
     get running(): LanguageClient | undefined {
@@ -85,6 +91,7 @@ export class ServerManager implements vscode.Disposable {
             void showErrorWithOutput(message);
             return undefined;
         }
+        this.resolvedPython = python;
         const apiKey = await getApiKey(this.context.secrets);
         const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUTF8: '1' };
         if (apiKey) {

@@ -94,6 +94,12 @@ function renderPart(part: TurnPart, s: UiStrings, md: MarkdownIt, sanitize: Sani
             );
         case 'cacheDrop':
             return `<div class="notice cache-drop" role="status">${escapeHtml(cacheDropText(part.drop, s))}</div>`;
+        case 'recall': {
+            const text = part.items === 1 ? fmt(s.recallOne, String(part.chars)) : fmt(s.recallMany, String(part.items), String(part.chars));
+            return `<div class="note recall" role="note">${escapeHtml(text)}</div>`;
+        }
+        case 'providerError':
+            return `<div class="notice provider-error" role="status">${escapeHtml(fmt(s.providerError, part.provider, part.message))}</div>`;
         case 'note': {
             const label = part.role === 'recalled' ? s.noteRecalled : fmt(s.noteOther, part.role);
             return `<details class="note"><summary>${escapeHtml(label)}</summary><pre>${escapeHtml(part.text)}</pre></details>`;
@@ -106,7 +112,7 @@ function renderPart(part: TurnPart, s: UiStrings, md: MarkdownIt, sanitize: Sani
 export function renderTurn(turn: ChatTurn, s: UiStrings, md: MarkdownIt, sanitize: Sanitize): string {
     const parts = turn.parts.map((p) => renderPart(p, s, md, sanitize)).join('');
     let tail = '';
-    if (turn.status === 'pending' && turn.parts.length === 0) {
+    if (turn.status === 'pending' && turn.parts.every((p) => p.kind === 'recall' || p.kind === 'providerError')) {
         tail = `<div class="thinking" aria-busy="true">${escapeHtml(s.thinking)}</div>`;
     } else if (turn.status === 'stopped') {
         tail = `<div class="stopped">${escapeHtml(s.stopped)}</div>`;

@@ -93,6 +93,10 @@ export interface UiStrings {
     historyError: string;
     noteRecalled: string;
     noteOther: string;
+    // layer 2
+    recallOne: string;
+    recallMany: string;
+    providerError: string;
 }
 
 /** "{0} in {1}"-style templates, filled with already-escaped values. */

@@ -1,14 +1,38 @@
-"""The agent loop: `Agent` runs a streaming ReAct loop with a frozen-memory system prompt.
+"""The agent loop: `Agent` runs a streaming ReAct loop with a frozen-memory system prompt, persists its
+sessions as they go, compacts long ones and meters the provider's prompt cache.
 
-Public names (CONTRACT.md): `Agent`, `AgentError`; also `AgentCancelled`, `AgentConfigError`, `Usage`.
+Public names (CONTRACT.md): `Agent`, `AgentError`; also `AgentCancelled`, `AgentConfigError`, `Usage`;
+the session store (`SessionStore`, `SessionRecord`, `SessionInfo`, errors), compaction settings and the
+cache meter's types. See docs/agent.md.
 """
 
-from .core import DEFAULT_MAX_STEPS, MEMORY_FAILURE_LIMIT, Agent, build_client
+from ..memory.render import Attachment
+from .compaction import (
+    DEFAULT_COMPACT_AT,
+    DEFAULT_CONTEXT_WINDOW,
+    CompactionResult,
+    CompactionSettings,
+    context_window_for,
+)
+from .core import DEFAULT_MAX_STEPS, MEMORY_FAILURE_LIMIT, Agent, CancelEvent, build_client
 from .errors import AgentCancelled, AgentConfigError, AgentError
-from .prompt import DEFAULT_INSTRUCTIONS, MEMORY_GUIDANCE, build_system_prompt
-from .usage import TurnUsage, Usage
+from .layer2 import WriteFanOut
+from .prompt import DEFAULT_INSTRUCTIONS, MEMORY_GUIDANCE, build_system_prompt, coding_instructions
+from .sessions import (
+    SessionBusy,
+    SessionDamaged,
+    SessionError,
+    SessionInfo,
+    SessionNotFound,
+    SessionRecord,
+    SessionStore,
+)
+from .usage import CACHE_TTL_S, CacheDrop, CachePolicy, RequestUsage, TurnUsage, Usage
 
 __all__ = [
+    "CACHE_TTL_S",
+    "DEFAULT_COMPACT_AT",
+    "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_INSTRUCTIONS",
     "DEFAULT_MAX_STEPS",
     "MEMORY_FAILURE_LIMIT",
@@ -17,8 +41,25 @@ __all__ = [
     "AgentCancelled",
     "AgentConfigError",
     "AgentError",
+    "Attachment",
+    "CacheDrop",
+    "CachePolicy",
+    "CancelEvent",
+    "CompactionResult",
+    "CompactionSettings",
+    "RequestUsage",
+    "SessionBusy",
+    "SessionDamaged",
+    "SessionError",
+    "SessionInfo",
+    "SessionNotFound",
+    "SessionRecord",
+    "SessionStore",
     "TurnUsage",
     "Usage",
+    "WriteFanOut",
     "build_client",
     "build_system_prompt",
+    "coding_instructions",
+    "context_window_for",
 ]

@@ -2,24 +2,63 @@
 
 The language server maps `kind == "config"` to -32001, `kind == "cancelled"` to -32800 and the endpoint
 kinds to -32002; the message always names the cause (status and provider message for HTTP errors).
+An endpoint that says the prompt is longer than its context window gets `kind == "context_length"`
+(and `context_limit`, the window it named, when it named one): the agent compacts and retries once.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-__all__ = ["AgentCancelled", "AgentConfigError", "AgentError", "endpoint_error"]
+__all__ = [
+    "AgentCancelled",
+    "AgentConfigError",
+    "AgentError",
+    "context_limit_of",
+    "endpoint_error",
+    "is_context_length_message",
+]
+
+# How endpoints say "the prompt does not fit": OpenAI (code context_length_exceeded, "maximum context
+# length"), vLLM and DeepSeek ("maximum context length ... reduce the length of the messages"),
+# llama.cpp ("exceeds the available context size", type exceed_context_size_error), SGLang
+# ("longer than the model's context length"), Anthropic ("prompt is too long"), Ollama and others.
+_CONTEXT_PHRASES = re.compile(
+    r"context_length_exceeded|exceed_context_size|maximum context length|"
+    r"exceeds? (?:the )?(?:available |maximum )?context (?:size|length|window)|"
+    r"context (?:length|window|size) (?:exceeded|is exceeded|overflow|full)|"
+    r"longer than the model'?s? (?:maximum )?context length|too long to fit into the model|"
+    r"prompt is too long|input is too long|reduce the length of the messages|"
+    r"too many (?:input |prompt )?tokens|input length exceeds",
+    re.IGNORECASE,
+)
+_LIMIT_PATTERNS = (
+    re.compile(r"maximum context length is (\d[\d,]*)", re.IGNORECASE),
+    re.compile(r"context size \((\d[\d,]*) tokens?\)", re.IGNORECASE),
+    re.compile(r"context length (?:is |of |\()(\d[\d,]*)", re.IGNORECASE),
+    re.compile(r"tokens? > (\d[\d,]*) maximum", re.IGNORECASE),
+    re.compile(r'"n_ctx"\s*:\s*(\d+)'),
+)
 
 
 class AgentError(RuntimeError):
     """A turn failed; the session stays usable. `kind` classifies the cause, `status` is the HTTP status."""
 
-    def __init__(self, message: str, *, kind: str = "agent", status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "agent",
+        status: int | None = None,
+        context_limit: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
         self.status = status
+        self.context_limit = context_limit
 
 
 class AgentConfigError(AgentError):
@@ -48,6 +87,29 @@ def _provider_message(exc: Any) -> str:
     return str(getattr(exc, "message", "") or exc)
 
 
+def is_context_length_message(text: str) -> bool:
+    """True when an endpoint's error text says the prompt is longer than the context window."""
+    return bool(_CONTEXT_PHRASES.search(text))
+
+
+def context_limit_of(text: str) -> int | None:
+    """The context window (tokens) an error text names, if it names one."""
+    for pattern in _LIMIT_PATTERNS:
+        match = pattern.search(text)
+        if match:
+            value = int(match.group(1).replace(",", ""))
+            if value > 0:
+                return value
+    return None
+
+
+def _full_body(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, (dict, list)):
+        return json.dumps(body, ensure_ascii=False)[:4000]
+    return str(body or "")[:4000]
+
+
 def _url(exc: Any) -> str:
     try:
         return str(exc.request.url)
@@ -68,15 +130,23 @@ def endpoint_error(exc: BaseException) -> AgentError:
         detail = f": {type(cause).__name__}: {cause}" if cause else ""
         return AgentError(f"Cannot reach the model endpoint {_url(exc)}{detail}", kind="connection")
     if isinstance(exc, openai.APIStatusError):
+        provider = _provider_message(exc)
+        everything = f"{provider} {_full_body(exc)}"
+        context = exc.status_code in (400, 413, 422, 500) and is_context_length_message(everything)
         return AgentError(
-            f"The model endpoint answered HTTP {exc.status_code}: {_provider_message(exc)}",
-            kind="http",
+            f"The model endpoint answered HTTP {exc.status_code}: {provider}",
+            kind="context_length" if context else "http",
             status=exc.status_code,
+            context_limit=context_limit_of(everything) if context else None,
         )
     if isinstance(exc, openai.APIError):
+        provider = _provider_message(exc)
+        everything = f"{provider} {_full_body(exc)}"
+        context = is_context_length_message(everything)
         return AgentError(
-            f"The model endpoint reported an error mid-stream: {_provider_message(exc)}",
-            kind="stream",
+            f"The model endpoint reported an error mid-stream: {provider}",
+            kind="context_length" if context else "stream",
+            context_limit=context_limit_of(everything) if context else None,
         )
     return AgentError(
         f"Unexpected error while talking to the model endpoint: {type(exc).__name__}: {exc}",

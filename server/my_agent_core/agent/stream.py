@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..tools import clean_text
-from .usage import usage_figures
+from .usage import RequestUsage, read_usage
 
 __all__ = ["StepResult", "StreamAssembler", "StreamCancelled", "StreamingRequest"]
 
@@ -41,7 +41,7 @@ class StepResult:
 
     text: str
     tool_calls: list[ToolCallSlot]
-    usage: tuple[int, int, int] | None
+    usage: RequestUsage | None
     finish_reason: str | None
 
 
@@ -57,13 +57,23 @@ class StreamAssembler:
         self._held = ""
         self._slots: dict[int, ToolCallSlot] = {}
         self._order: list[int] = []
-        self.usage: tuple[int, int, int] | None = None
+        self._usage: object = None
+        self._timings: object = None
         self.finish_reason: str | None = None
 
+    @property
+    def usage(self) -> RequestUsage | None:
+        """The usage of the response so far: the last `usage` object, with llama.cpp's `timings`
+        (which may arrive in another chunk; the SDK keeps the unknown field in `model_extra`)."""
+        return read_usage(self._usage, self._timings)
+
     def feed(self, chunk: Any) -> str:
-        figures = usage_figures(getattr(chunk, "usage", None))
-        if figures is not None:
-            self.usage = figures
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self._usage = usage
+        extra = getattr(chunk, "model_extra", None)
+        if isinstance(extra, dict) and extra.get("timings") is not None:
+            self._timings = extra["timings"]
         choices = getattr(chunk, "choices", None) or []
         if not choices:
             return ""
@@ -89,12 +99,15 @@ class StreamAssembler:
         return clean_text(held)
 
     def _feed_call(self, call: Any) -> None:
-        index = getattr(call, "index", None)
+        given = getattr(call, "index", None)
         call_id = getattr(call, "id", None) or ""
-        if index is None:  # some providers omit the index: a new id starts a new call
+        index: int
+        if isinstance(given, int):
+            index = given
+        else:  # some providers omit the index: a new id starts a new call
             last = self._order[-1] if self._order else None
             same = last is not None and (not call_id or self._slots[last].id in ("", call_id))
-            index = last if same else len(self._order)
+            index = last if same and last is not None else len(self._order)
         slot = self._slots.get(index)
         if slot is None:
             slot = self._slots[index] = ToolCallSlot()
@@ -171,7 +184,8 @@ class StreamingRequest:
         kind, value = item
         if kind == "error":
             raise value
-        return value
+        result: StepResult = value
+        return result
 
     def run(self) -> None:
         """Called on the worker thread."""
@@ -237,3 +251,4 @@ class StreamWorker:
                         return
                 continue
             job.run()
+            del job  # an idle worker must not keep the last request (and its agent) alive

@@ -7,16 +7,17 @@ that has a nested command as a plain Command on the client side.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from my_agent_core.memory.lint import Finding, TextEdit, fix_all, select_edits
 
 from .convert import minimal_edit
-from .diagnostics import SOURCE, MemoryBuffer, buffers
+from .memory_buffer import SOURCE, MemoryBuffer
 
 if TYPE_CHECKING:
+    from .hooks import ServerHooks
     from .server import MyAgentServer
 
 __all__ = ["FIX_ALL_KIND", "code_actions", "fix_all_action", "register"]
@@ -32,21 +33,22 @@ def _wanted(only: list[str] | None, kind: str) -> bool:
     return any(o == "" or kind == o or kind.startswith(f"{o}.") for o in only)
 
 
-def workspace_edit(ls: Any, buf: MemoryBuffer, edits: list[TextEdit]) -> types.WorkspaceEdit:
+def workspace_edit(
+    ls: ServerHooks, buf: MemoryBuffer, edits: list[TextEdit]
+) -> types.WorkspaceEdit:
     """A WorkspaceEdit for the buffer's current version (versioned when the client can)."""
     conv = buf.converter
     lsp_edits = [
         types.TextEdit(range=conv.range(e.start, e.end), new_text=e.new_text) for e in edits
     ]
-    try:
-        ws = ls.client_capabilities.workspace
-        versioned = bool(ws and ws.workspace_edit and ws.workspace_edit.document_changes)
-    except Exception:
-        versioned = False
+    ws = ls.client_capabilities.workspace
+    versioned = bool(ws and ws.workspace_edit and ws.workspace_edit.document_changes)
     if versioned:
         doc_id = types.OptionalVersionedTextDocumentIdentifier(uri=buf.uri, version=buf.version)
+        versioned_edits: list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit]
+        versioned_edits = list(lsp_edits)
         return types.WorkspaceEdit(
-            document_changes=[types.TextDocumentEdit(text_document=doc_id, edits=lsp_edits)]
+            document_changes=[types.TextDocumentEdit(text_document=doc_id, edits=versioned_edits)]
         )
     return types.WorkspaceEdit(changes={buf.uri: lsp_edits})
 
@@ -77,12 +79,14 @@ def _matching(
     return [(findings[i], found[i]) for i in sorted(found)]
 
 
-def code_actions(ls: Any, buf: MemoryBuffer, params: types.CodeActionParams) -> list[Any]:
+def code_actions(
+    ls: ServerHooks, buf: MemoryBuffer, params: types.CodeActionParams
+) -> list[types.CodeAction]:
     """Quick fixes for the findings in the request, then per-code and file-wide fix-alls."""
     only = params.context.only
-    only = [getattr(o, "value", o) for o in only] if only else None
+    wanted = [str(getattr(o, "value", o)) for o in only] if only else None
     actions: list[types.CodeAction] = []
-    if _wanted(only, QUICKFIX):
+    if _wanted(wanted, QUICKFIX):
         codes: set[str] = set()
         for finding, diag in _matching(buf, params):
             for k, fix in enumerate(finding.fixes):
@@ -101,14 +105,14 @@ def code_actions(ls: Any, buf: MemoryBuffer, params: types.CodeActionParams) -> 
             action = _fix_all_of_code(ls, buf, code)
             if action is not None:
                 actions.append(action)
-    if _wanted(only, FIX_ALL_KIND):
+    if _wanted(wanted, FIX_ALL_KIND):
         action = fix_all_action(ls, buf)
         if action is not None:
             actions.append(action)
     return actions
 
 
-def _fix_all_of_code(ls: Any, buf: MemoryBuffer, code: str) -> types.CodeAction | None:
+def _fix_all_of_code(ls: ServerHooks, buf: MemoryBuffer, code: str) -> types.CodeAction | None:
     """ "Fix all <code> problems" when more than one finding of that code is fixable."""
     pairs = [
         (f, d)
@@ -126,7 +130,7 @@ def _fix_all_of_code(ls: Any, buf: MemoryBuffer, code: str) -> types.CodeAction 
     )
 
 
-def fix_all_action(ls: Any, buf: MemoryBuffer) -> types.CodeAction | None:
+def fix_all_action(ls: ServerHooks, buf: MemoryBuffer) -> types.CodeAction | None:
     """`source.fixAll.myAgent`: every auto-fixable problem at once (for codeActionsOnSave)."""
     if not any(fix.fix_all for f in buf.findings for fix in f.fixes):
         return None
@@ -155,7 +159,7 @@ def register(ls: MyAgentServer) -> None:
     def on_code_action(
         ls: MyAgentServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
-        buf = buffers(ls).get(params.text_document.uri)
+        buf = ls.buffers.memory(params.text_document.uri)
         if buf is None:
             return None
         return code_actions(ls, buf, params) or None

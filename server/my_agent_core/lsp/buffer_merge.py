@@ -8,13 +8,20 @@ applied to the buffer text with the parser's ranges and sent as one minimal `wor
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Sequence
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from my_agent_core.memory import document as memdoc
+from my_agent_core.memory.journal import Change
 
-from .convert import PositionConverter, encoding_of, line_index, minimal_edit
+from .convert import minimal_edit
+
+if TYPE_CHECKING:
+    from .buffers import OpenDocument
+    from .hooks import ServerHooks
 
 __all__ = ["apply_buffer_edit", "buffer_with_changes", "merged_buffer_edit"]
 
@@ -22,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 
 def merged_buffer_edit(
-    buffer: str, before: str | None, changes: Any
+    buffer: str, before: str | None, changes: Sequence[Change]
 ) -> tuple[int, int, str] | None:
     """The edit that puts `changes` into a dirty buffer; None for a clean buffer or no change."""
     if not changes:
@@ -32,10 +39,12 @@ def merged_buffer_edit(
     return minimal_edit(buffer, buffer_with_changes(buffer, changes))
 
 
-def apply_buffer_edit(ls: Any, doc: Any, start: int, end: int, new_text: str) -> None:
+def apply_buffer_edit(
+    ls: ServerHooks, doc: OpenDocument, start: int, end: int, new_text: str
+) -> None:
     """Send one edit of an open document as `workspace/applyEdit` (versioned when the client can)."""
-    converter = PositionConverter(line_index(doc.source), encoding_of(ls))
-    edit = types.TextEdit(range=converter.range(start, end), new_text=new_text)
+    with doc.lock:
+        edit = types.TextEdit(range=doc.rope.range(start, end, doc.encoding), new_text=new_text)
     caps = ls.client_capabilities.workspace
     versioned = bool(caps and caps.workspace_edit and caps.workspace_edit.document_changes)
     if versioned:
@@ -60,7 +69,7 @@ def _strip_bom(text: str) -> str:
     return text[1:] if text.startswith(memdoc.BOM) else text
 
 
-def buffer_with_changes(buffer: str, changes: Any) -> str:
+def buffer_with_changes(buffer: str, changes: Sequence[Change]) -> str:
     """Apply a journal record's entry-level changes to a buffer's text, keeping everything else."""
     text = buffer
     eol = "\r\n" if "\r\n" in buffer else "\n"
@@ -88,7 +97,7 @@ def _append_entry(doc: memdoc.MemoryDocument, text: str, entry: str, eol: str) -
     return bom + entry + eol
 
 
-def _log_failure(future: Any) -> None:
+def _log_failure(future: Future[types.ApplyWorkspaceEditResult]) -> None:
     try:
         result = future.result()
         if result is not None and not getattr(result, "applied", True):

@@ -32,6 +32,15 @@ from .params import (
     req_str,
     to_params,
 )
+from .protocol_types import (
+    ChatSendResult,
+    ChatSessionsResult,
+    ChatSnapshotResult,
+    ChatStartResult,
+    SessionUsage,
+    SnapshotStore,
+    SystemPromptResult,
+)
 from .uris import norm_path
 from .workspace import FolderState, observed_store
 
@@ -66,18 +75,18 @@ class ChatSession:
     turn: Turn | None = None
     written: set[str] = field(default_factory=set)  # journal ids this session's store wrote
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ChatStartResult:
         return {"sessionId": self.id, "folder": self.folder.uri, "memory": self.memory}
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> ChatSnapshotResult:
         """The entries frozen into this session's system prompt (`chat/snapshot`); none without memory."""
         memory = self.memory and self.store is not None
-        stores = (
+        stores: list[SnapshotStore] = (
             [{"target": t, "entries": self.store.snapshot_entries(t)} for t in TARGETS]
             if memory
             else []
         )
-        return {**self.describe(), "memory": memory, "stores": stores}
+        return {"sessionId": self.id, "folder": self.folder.uri, "memory": memory, "stores": stores}
 
 
 def _camel(key: str) -> str:
@@ -103,7 +112,7 @@ def camel_event(session_id: str, event: dict[str, Any]) -> dict[str, Any]:
     return {"sessionId": session_id, **payload}
 
 
-def usage_summary(agent: Any) -> dict[str, Any]:
+def usage_summary(agent: Any) -> SessionUsage:
     """Session totals in protocol shape."""
     usage = agent.usage
     prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
@@ -168,9 +177,14 @@ class ChatManager:
 
         def on_write(target: str, before: str | None, record: Any) -> None:
             session = holder.get("session")
+            journal_error = None
             if session is not None:
                 session.written.add(record.id)
-            ls.memory.note_write(folder.path, target, before, record, "agent", session_id)
+                if session.store is not None:
+                    journal_error = session.store.journal_error
+            ls.memory.note_write(
+                folder.path, target, before, record, "agent", session_id, journal_error
+            )
 
         holder: dict[str, ChatSession] = {}
 
@@ -223,7 +237,7 @@ class ChatManager:
             return  # a successful call that wrote nothing (e.g. an entry that already existed)
         self.ls.protocol.notify("myAgent/chat/event", camel_event(session.id, event))
 
-    async def send(self, session: ChatSession, message: str) -> dict[str, Any]:
+    async def send(self, session: ChatSession, message: str) -> ChatSendResult:
         """Run one turn; events stream as notifications, all before this returns."""
         async with session.lock:
             turn = Turn()
@@ -281,27 +295,27 @@ def register(ls: MyAgentServer) -> None:
         ls.chat.shutdown()
 
     @ls.feature("myAgent/chat/start")
-    async def chat_start(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    async def chat_start(ls: MyAgentServer, raw: Any) -> ChatStartResult:
         params = to_params(raw)
         folder = ls.memory.resolve(opt_str(params, "folder"))
         session = await ls.chat.start(folder)
         return session.describe()
 
     @ls.feature("myAgent/chat/send")
-    async def chat_send(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    async def chat_send(ls: MyAgentServer, raw: Any) -> ChatSendResult:
         params = to_params(raw)
         session = ls.chat.get(req_str(params, "sessionId"))
         message = req_str(params, "message", non_empty=True)
         return await ls.chat.send(session, message)
 
     @ls.feature("myAgent/chat/systemPrompt")
-    def chat_system_prompt(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    def chat_system_prompt(ls: MyAgentServer, raw: Any) -> SystemPromptResult:
         params = to_params(raw)
         session = ls.chat.get(req_str(params, "sessionId"))
         return {"text": session.agent.system_prompt}
 
     @ls.feature("myAgent/chat/snapshot")
-    def chat_snapshot(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    def chat_snapshot(ls: MyAgentServer, raw: Any) -> ChatSnapshotResult:
         params = to_params(raw)
         session = ls.chat.get(req_str(params, "sessionId"))
         return session.snapshot()
@@ -313,6 +327,6 @@ def register(ls: MyAgentServer) -> None:
         return {}
 
     @ls.feature("myAgent/chat/sessions")
-    def chat_sessions(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    def chat_sessions(ls: MyAgentServer, raw: Any) -> ChatSessionsResult:
         to_params(raw)
         return {"sessions": [s.describe() for s in ls.chat.sessions.values()]}

@@ -23,9 +23,10 @@ __all__ = [
     "UTF32",
     "LineIndex",
     "PositionConverter",
-    "encoding_of",
+    "chars_in",
     "line_index",
     "minimal_edit",
+    "units_of",
 ]
 
 UTF8 = types.PositionEncodingKind.Utf8.value
@@ -34,16 +35,6 @@ UTF32 = types.PositionEncodingKind.Utf32.value
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def encoding_of(ls: object) -> str:
-    """The position encoding negotiated with the client (UTF-16 when none was)."""
-    try:
-        encoding = ls.workspace.position_encoding  # type: ignore[attr-defined]
-    except (AttributeError, RuntimeError):
-        return UTF16
-    value = getattr(encoding, "value", encoding)
-    return value if value in (UTF8, UTF16, UTF32) else UTF16
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +73,7 @@ class PositionConverter:
         start = doc.line_starts[line]
         col = offset - start
         if self.wide and col:
-            col = self._units(doc.text[start:offset])
+            col = units_of(doc.text[start:offset], self.encoding)
         return types.Position(line=line, character=col)
 
     def range(self, start: int, end: int) -> types.Range:
@@ -100,7 +91,7 @@ class PositionConverter:
         units = max(position.character, 0)
         if not self.wide:
             return min(start + units, end)
-        return start + self._chars(doc.text[start:end], units)
+        return start + chars_in(doc.text[start:end], units, self.encoding)
 
     def _line_end(self, line: int) -> int:
         """Offset of the end of a line's content (before its line break)."""
@@ -110,30 +101,36 @@ class PositionConverter:
             return nxt - 2 if text.startswith("\r\n", nxt - 2) else nxt - 1
         return len(text)
 
-    def _units(self, text: str) -> int:
-        if self.encoding == UTF8:
-            return len(text.encode("utf-8", "surrogatepass"))
-        return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
-    def _chars(self, line: str, units: int) -> int:
-        """How many code points of `line` fit in `units` code units (a split one is excluded)."""
-        if self.encoding == UTF16 and _ASTRAL.search(line) is None:
-            return min(units, len(line))
-        if self.encoding == UTF8 and line.isascii():
-            return min(units, len(line))
-        size = 4 if self.encoding == UTF8 else 2
-        count = 0
-        for ch in line:
-            cp = ord(ch)
-            if self.encoding == UTF8:
-                width = 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else size
-            else:
-                width = 2 if cp > 0xFFFF else 1
-            if width > units:
-                break
-            units -= width
-            count += 1
-        return count
+def units_of(text: str, encoding: str) -> int:
+    """Length of `text` in the encoding's code units (UTF-8 bytes, UTF-16 units, code points)."""
+    if encoding == UTF32 or text.isascii():
+        return len(text)
+    if encoding == UTF8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    if _ASTRAL.search(text) is None:
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def chars_in(line: str, units: int, encoding: str) -> int:
+    """How many code points of `line` fit in `units` code units (a split one is excluded)."""
+    if encoding == UTF32 or line.isascii():
+        return min(units, len(line))
+    if encoding == UTF16 and _ASTRAL.search(line) is None:
+        return min(units, len(line))
+    count = 0
+    for ch in line:
+        cp = ord(ch)
+        if encoding == UTF8:
+            width = 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+        else:
+            width = 2 if cp > 0xFFFF else 1
+        if width > units:
+            break
+        units -= width
+        count += 1
+    return count
 
 
 def minimal_edit(old: str, new: str) -> tuple[int, int, str] | None:

@@ -21,6 +21,7 @@ from .params import (
     req_str,
     to_params,
 )
+from .protocol_types import MemoryEditResult, MemoryLogResult, MemoryStateResult
 from .workspace import record_json
 
 if TYPE_CHECKING:
@@ -41,13 +42,13 @@ def register(ls: MyAgentServer) -> None:
     """The memory panel requests."""
 
     @ls.feature("myAgent/memory/state")
-    async def memory_state(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    async def memory_state(ls: MyAgentServer, raw: Any) -> MemoryStateResult:
         params = to_params(raw)
         folder = ls.memory.resolve(opt_str(params, "folder"))
         return await asyncio.to_thread(ls.memory.state, folder)
 
     @ls.feature("myAgent/memory/edit")
-    async def memory_edit(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    async def memory_edit(ls: MyAgentServer, raw: Any) -> MemoryEditResult:
         params = to_params(raw)
         folder = ls.memory.resolve(opt_str(params, "folder"))
         target = req_choice(params, "target", TARGETS)
@@ -65,9 +66,14 @@ def register(ls: MyAgentServer) -> None:
             args = (req_str(params, "oldText"),)
         store = ls.memory.store(folder)
 
-        def run() -> dict[str, Any]:
+        def run() -> MemoryEditResult:
             try:
-                message = getattr(store, action)(target, *args)
+                if action == "add":
+                    message = store.add(target, args[0])
+                elif action == "replace":
+                    message = store.replace(target, args[0], args[1])
+                else:
+                    message = store.remove(target, args[0])
             except _edit_error() as exc:
                 raise RequestError(MEMORY_EDIT_REFUSED, str(exc)) from exc
             return {"message": message, "state": ls.memory.state(folder)}
@@ -75,12 +81,12 @@ def register(ls: MyAgentServer) -> None:
         return await asyncio.to_thread(run)
 
     @ls.feature("myAgent/memory/undo")
-    async def memory_undo(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    async def memory_undo(ls: MyAgentServer, raw: Any) -> MemoryEditResult:
         params = to_params(raw)
         folder = ls.memory.resolve(opt_str(params, "folder"))
         store = ls.memory.store(folder)
 
-        def run() -> dict[str, Any]:
+        def run() -> MemoryEditResult:
             try:
                 record = store.undo(author="user")
             except _edit_error() as exc:
@@ -92,7 +98,7 @@ def register(ls: MyAgentServer) -> None:
         return await asyncio.to_thread(run)
 
     @ls.feature("myAgent/memory/log")
-    async def memory_log(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    async def memory_log(ls: MyAgentServer, raw: Any) -> MemoryLogResult:
         params = to_params(raw)
         folder = ls.memory.resolve(opt_str(params, "folder"))
         limit = opt_int(params, "limit", minimum=1, maximum=10_000)

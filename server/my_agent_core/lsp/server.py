@@ -2,27 +2,36 @@
 
 Startup stays cheap (no openai / agent import until the first chat), and every request is answered:
 `MyAgentProtocol` hands `myAgent/*` params to their handlers raw and turns a request whose params
-cannot be deserialised into a -32602 answer instead of pygls' silent drop.
+cannot be deserialised into a -32602 answer instead of pygls' silent drop. Document sync is ours
+(`buffers.Buffers`: the protocol's built-in didOpen/didChange/didClose feed it), and stdin is read
+by `framing.FrameReader`, which survives malformed headers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
+import inspect
 import logging
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TypeGuard, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
+from pygls.protocol.language_server import lsp_method
 
 from my_agent_core import __version__
 
+from .buffers import Buffers
+from .convert import UTF8, UTF16, UTF32
+from .framing import FrameReader, serve_frames
 from .params import RequestError
 from .settings import Settings
 from .workspace import MemoryFile, MemoryWorkspace, memory_file_of
@@ -32,9 +41,10 @@ __all__ = ["MyAgentProtocol", "MyAgentServer", "build_server", "main"]
 logger = logging.getLogger(__name__)
 
 RAW_PREFIX = "myAgent/"
+EXIT_GRACE_SECONDS = 5.0  # how long `exit` (or the end of input) waits for running requests
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: object) -> TypeGuard[int | str]:
     return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
@@ -105,6 +115,73 @@ class MyAgentProtocol(LanguageServerProtocol):
     def _send_error(self, msg_id: Any, code: int, message: str) -> None:
         self._send_response(msg_id, error=types.ResponseError(code=code, message=message))
 
+    # ----- exit: answer what is still running first ---------------------------------------------
+    def running_requests(self) -> list[asyncio.Task[Any]]:
+        """Requests whose (async) handlers have not answered yet (e.g. a turn `shutdown` cancelled)."""
+        futures: list[object] = list(self._request_futures.values())
+        return [f for f in futures if isinstance(f, asyncio.Task) and not f.done()]
+
+    async def settle(self, timeout: float = EXIT_GRACE_SECONDS) -> None:
+        """Let the running requests send their answers (bounded), so none goes unanswered."""
+        running = self.running_requests()
+        if running:
+            await asyncio.wait(running, timeout=timeout)
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """Exit once the requests still running have answered (pygls exits at once, so a chat
+        turn cancelled by `shutdown` lost its -32800 answer whenever `exit` came quickly)."""
+        yield from self._user_handler(types.EXIT, args[0] if args else None)
+        returncode = 0 if self._shutdown else 1
+        if not self.running_requests():
+            self._exit_now(returncode)
+            return
+        waiting = asyncio.ensure_future(self.settle())
+        waiting.add_done_callback(lambda _: self._exit_now(returncode))
+
+    def _exit_now(self, returncode: int) -> None:
+        if self.writer is None:
+            sys.exit(returncode)
+        closed = self.writer.close()
+        if inspect.isawaitable(closed):
+            asyncio.ensure_future(closed).add_done_callback(lambda _: sys.exit(returncode))
+        else:
+            sys.exit(returncode)
+
+    # ----- document sync: ours, not pygls' workspace copy (see buffers.py) -----------------------
+    # Same names as pygls' built-ins, so they replace them (pygls collects built-ins by `dir()`).
+    def _buffers(self) -> Buffers:  # a method: pygls `getattr`s every attribute while building
+        return cast("MyAgentServer", self._server).buffers
+
+    def _user_handler(self, method: str, params: Any) -> Generator[Any, Any, None]:
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(
+        self, params: types.DidOpenTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        """Track the document's exact text, then run the feature handler."""
+        self._buffers().open(params.text_document)
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        """Apply the changes exactly (pygls' version clamps the params in place and re-splits
+        every line); the feature handler then gets the params untouched."""
+        self._buffers().change(params)
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(
+        self, params: types.DidCloseTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        self._buffers().close(params.text_document.uri)
+        yield from self._user_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
 
 class MyAgentServer(LanguageServer):
     """The language server object the feature modules register on (hooks: see docs/lsp-core.md)."""
@@ -126,12 +203,23 @@ class MyAgentServer(LanguageServer):
         self.watcher_registered = False
         self.loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
+        self.buffers = Buffers(self)
         self.memory = MemoryWorkspace(self)
         from .chat import ChatManager
 
         self.chat = ChatManager(self)
 
-    # ----- hooks for the feature modules -----------------------------------------------------------
+    # ----- hooks for the feature modules (typed by hooks.ServerHooks) ------------------------------
+    @property
+    def position_encoding(self) -> str:
+        """The position encoding negotiated with the client (UTF-16 before `initialize`)."""
+        try:
+            encoding = self.workspace.position_encoding
+        except RuntimeError:
+            return UTF16
+        value = getattr(encoding, "value", encoding)
+        return value if value in (UTF8, UTF16, UTF32) else UTF16
+
     def memory_file(self, uri: str) -> MemoryFile | None:
         """`MemoryFile(folder, target, path)` when `uri` is a memory file, else None."""
         return memory_file_of(uri)
@@ -185,6 +273,22 @@ class MyAgentServer(LanguageServer):
             return
         self.loop.call_soon_threadsafe(_guarded, fn, args)
 
+    # ----- stdio -----------------------------------------------------------------------------------
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdio with a reader that resynchronises after malformed frames."""
+        self._stop_event = threading.Event()
+        reader = FrameReader(stdin if stdin is not None else sys.stdin.fileno())
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            protocol = cast(MyAgentProtocol, self.protocol)
+            asyncio.run(serve_frames(self._stop_event, reader, protocol, protocol.settle))
+        except BrokenPipeError:
+            logger.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls' own, untyped
+
 
 def _guarded(fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
     try:
@@ -232,6 +336,7 @@ def main() -> None:
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietExpectedErrors())
     global _server
     _server = _server or build_server()
+    gc.freeze()  # the imports' objects are permanent: keep them out of every collection's scan
     _server.start_io()
 
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
+
+from my_agent_core.memory.store import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 
 from .params import to_plain
 from .uris import norm_path, uri_to_path
 
-__all__ = ["DEFAULT_LIMITS", "Settings"]
+__all__ = ["Settings"]
 
-DEFAULT_LIMITS = {"memory": 2200, "user": 1375}
 _MAX_LIMIT = 10_000_000
 
 
@@ -22,8 +24,8 @@ class Settings:
 
     model: str | None = None
     base_url: str | None = None
-    memory_char_limit: int = DEFAULT_LIMITS["memory"]
-    user_char_limit: int = DEFAULT_LIMITS["user"]
+    memory_char_limit: int = MEMORY_CHAR_LIMIT  # the store's defaults: one place for the budgets
+    user_char_limit: int = USER_CHAR_LIMIT
     near_budget_share: float = 0.9
     untrusted_folders: frozenset[Path] = field(default_factory=frozenset)
 
@@ -37,13 +39,13 @@ class Settings:
 
     @classmethod
     def resolve(
-        cls, layers: list[Any], env: dict[str, str] | None = None, untrusted: Any = None
+        cls, layers: list[Any], env: Mapping[str, str] | None = None, untrusted: Any = None
     ) -> Settings:
         """Merge setting layers (lowest priority first) and the environment fallbacks."""
-        env = os.environ if env is None else env
-        model = env.get("MY_AGENT_MODEL") or None
-        base_url = env.get("OPENAI_BASE_URL") or None
-        limits = dict(DEFAULT_LIMITS)
+        environ: Mapping[str, str] = os.environ if env is None else env
+        model = environ.get("MY_AGENT_MODEL") or None
+        base_url = environ.get("OPENAI_BASE_URL") or None
+        limits = {"memory": MEMORY_CHAR_LIMIT, "user": USER_CHAR_LIMIT}
         share = 0.9
         untrusted_set: set[Path] = set(_folder_paths(untrusted))
         for layer in layers:
@@ -76,11 +78,11 @@ class Settings:
         )
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

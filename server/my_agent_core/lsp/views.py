@@ -1,14 +1,14 @@
 """Read-only views of an open memory file: hover, usage lens, symbols, folding, and formatting.
 
-All of them read the buffer's cached parse (see `diagnostics.MemoryBuffer`), so none re-parses.
+All of them read the buffer's cached state (see `memory_buffer.MemoryBuffer`): the usage lens reads
+the live lint's budget, the others the version's parse (made once, on the first request).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -16,9 +16,10 @@ from my_agent_core.memory.document import Entry, serialize
 from my_agent_core.memory.lint import shortest_address
 
 from .convert import minimal_edit
-from .diagnostics import MemoryBuffer, buffers
+from .memory_buffer import MemoryBuffer
 
 if TYPE_CHECKING:
+    from .hooks import ServerHooks
     from .server import MyAgentServer
 
 __all__ = [
@@ -60,12 +61,9 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text.replace(chr(10), ' ')}{pad}{fence}"
 
 
-def _snapshot_line(ls: Any, buf: MemoryBuffer, text: str) -> str:
-    hook = getattr(ls, "snapshot_sessions", None)
-    if hook is None:
-        return ""
+def _snapshot_line(ls: ServerHooks, buf: MemoryBuffer, text: str) -> str:
     try:
-        sessions = hook(Path(buf.folder), buf.target)
+        sessions = ls.snapshot_sessions(buf.folder, buf.target)
     except Exception:
         logger.exception("snapshot_sessions failed")
         return ""
@@ -90,7 +88,7 @@ def _snapshot_line(ls: Any, buf: MemoryBuffer, text: str) -> str:
     )
 
 
-def hover(ls: Any, buf: MemoryBuffer, position: types.Position) -> types.Hover | None:
+def hover(ls: ServerHooks, buf: MemoryBuffer, position: types.Position) -> types.Hover | None:
     """Size, budget share, shortest unique old_text and snapshot status of the entry there."""
     doc = buf.doc
     conv = buf.converter
@@ -129,8 +127,7 @@ def hover(ls: Any, buf: MemoryBuffer, position: types.Position) -> types.Hover |
 
 def code_lenses(buf: MemoryBuffer) -> list[types.CodeLens]:
     """One lens at the top of the file with the budget usage."""
-    doc = buf.doc
-    title = usage_label(doc.used, buf.limit)
+    title = usage_label(buf.used, buf.limit)
     top = types.Range(start=types.Position(0, 0), end=types.Position(0, 0))
     return [types.CodeLens(range=top, command=types.Command(title=title, command=""))]
 
@@ -183,7 +180,7 @@ def register(ls: MyAgentServer) -> None:
     """hover, codeLens, documentSymbol, foldingRange and formatting."""
 
     def buffer_of(uri: str) -> MemoryBuffer | None:
-        return buffers(ls).get(uri)
+        return ls.buffers.memory(uri)
 
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     def on_hover(ls: MyAgentServer, params: types.HoverParams) -> types.Hover | None:

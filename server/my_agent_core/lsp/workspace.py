@@ -26,14 +26,17 @@ from my_agent_core.memory.paths import (
     memory_dir_of,
     target_of_file,
 )
+from my_agent_core.paths import PathRefused, check_memory_folder, read_regular, resolve_inside
 
 from .buffer_merge import apply_buffer_edit, merged_buffer_edit
 from .params import invalid, to_plain
+from .protocol_types import JournalEntryJson, MemoryChangedParams, MemoryStateResult, StoreStateJson
 from .settings import Settings
 from .uris import norm_path, path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
     from my_agent_core.memory.journal import JournalRecord
+    from my_agent_core.memory.store import MemoryStore
 
     from .server import MyAgentServer
 
@@ -61,12 +64,28 @@ class MemoryFile:
     path: Path
 
 
-def read_text(path: Path) -> str | None:
-    """A memory file's text as the store would read it (None when missing or unreadable)."""
+MEMORY_FILE_MAX_BYTES = 16 * 1024 * 1024  # far past any budget; a bigger "memory file" is not read
+
+
+def read_memory_text(mem_dir: Path, target: str) -> tuple[str | None, str | None]:
+    """(text, None), or (None, why) when the file cannot be used; ("", None) when it is missing.
+
+    Through the one check (`my_agent_core.paths`): a memory folder or file that links out of its
+    workspace is refused, and a FIFO, device, folder or huge file is never read.
+    """
+    name = FILE_NAMES[target]
     try:
-        return path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+        check_memory_folder(mem_dir)
+        real = resolve_inside(mem_dir, name, what=name)
+        data = read_regular(real, max_bytes=MEMORY_FILE_MAX_BYTES, name=name)
+    except PathRefused as exc:
+        return None, str(exc)
+    if data is None:
+        return "", None
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, f"{name} is not valid UTF-8 (bad byte at offset {exc.start}); it is not read."
 
 
 @dataclass
@@ -75,7 +94,7 @@ class FolderState:
 
     uri: str
     path: Path
-    store: Any = None
+    store: MemoryStore | None = None
     announced: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     last_journal_id: str | None = None
 
@@ -89,7 +108,7 @@ def observed_store(
     settings: Settings,
     author: str,
     on_write: Callable[[str, str | None, JournalRecord], None],
-) -> Any:
+) -> MemoryStore:
     """A MemoryStore whose successful edits call `on_write(target, text_before, record)` (any thread)."""
     from my_agent_core.memory.store import MemoryStore, WriteEvent
 
@@ -105,7 +124,7 @@ def observed_store(
     )
 
 
-def record_json(record: Any) -> dict[str, Any]:
+def record_json(record: JournalRecord) -> JournalEntryJson:
     """A journal record as the protocol sends it."""
     return {
         "id": record.id,
@@ -167,17 +186,15 @@ class MemoryWorkspace:
         return self.folders.get(norm_path(path))
 
     # ----- stores ----------------------------------------------------------------------------------
-    def store(self, folder: FolderState) -> Any:
+    def store(self, folder: FolderState) -> MemoryStore:
         """The folder's panel store (author `user`), built on first use with the current limits."""
         if folder.store is None:
-            folder.store = observed_store(
-                folder.memory_dir,
-                self.ls.config,
-                "user",
-                lambda target, before, record, f=folder: self.note_write(
-                    f.path, target, before, record, "user", None
-                ),
-            )
+
+            def on_write(target: str, before: str | None, record: JournalRecord) -> None:
+                error = folder.store.journal_error if folder.store is not None else None
+                self.note_write(folder.path, target, before, record, "user", None, error)
+
+            folder.store = observed_store(folder.memory_dir, self.ls.config, "user", on_write)
         return folder.store
 
     def note_write(
@@ -185,20 +202,34 @@ class MemoryWorkspace:
         folder_path: Path,
         target: str,
         before: str | None,
-        record: Any,
+        record: JournalRecord,
         source: str,
         session_id: str | None,
+        journal_error: str | None = None,
     ) -> None:
-        """From a store's thread: remember the write as ours and announce it on the event loop."""
+        """From a store's thread: remember the write as ours and announce it on the event loop.
+
+        `journal_error`: the writing store could not record the edit in its history (the edit
+        itself is saved); the announcement carries it so the user learns that undo will miss it.
+        """
         self.own_writes.add(record.id)
-        self.ls.post(self.handle_write, folder_path, target, before, record, source, session_id)
+        self.ls.post(
+            self.handle_write,
+            folder_path,
+            target,
+            before,
+            record,
+            source,
+            session_id,
+            journal_error,
+        )
 
     def drop_stores(self) -> None:
         """Forget the panel stores (the limits changed); they are rebuilt on next use."""
         for folder in self.folders.values():
             folder.store = None
 
-    def state(self, folder: FolderState) -> dict[str, Any]:
+    def state(self, folder: FolderState) -> MemoryStateResult:
         """`myAgent/memory/state` result for a folder: the stores as they are on disk."""
         return {
             "folder": folder.uri,
@@ -206,17 +237,14 @@ class MemoryWorkspace:
             "stores": [self.store_state(folder.path, t) for t in TARGETS],
         }
 
-    def store_state(self, folder_path: Path, target: str) -> dict[str, Any]:
-        """One target's figures from disk (via the store when it can be built, else the parser)."""
+    def store_state(self, folder_path: Path, target: str) -> StoreStateJson:
+        """One target's figures from disk (via the folder's store, else the parser on the file)."""
         folder = self.folders.get(folder_path)
-        path = memory_dir_of(folder_path) / FILE_NAMES[target]
-        try:
-            store = self.store(folder) if folder is not None else None
-        except ImportError:
-            store = None
-        if store is not None:
+        mem_dir = memory_dir_of(folder_path)
+        if folder is not None:
+            store = self.store(folder)
             st = store.state(target)
-            out = {
+            out: StoreStateJson = {
                 "target": target,
                 "path": str(st.path),
                 "used": st.used,
@@ -224,21 +252,23 @@ class MemoryWorkspace:
                 "entries": list(st.entries),
                 "available": bool(st.available),
             }
-            if getattr(st, "error", None):
+            if st.error:
                 out["error"] = st.error
+            if store.journal_error:
+                out["journalError"] = store.journal_error
             return out
-        text = read_text(path)
-        entries = memdoc.parse(text).entry_texts if text else []
+        text, error = read_memory_text(mem_dir, target)
+        entries = memdoc.parse(text).stored_texts if text else []
         out = {
             "target": target,
-            "path": str(path),
+            "path": str((mem_dir / FILE_NAMES[target]).absolute()),
             "used": memdoc.budget_used(entries),
             "limit": self.ls.config.limit(target),
             "entries": entries,
-            "available": text is not None or not path.exists(),
+            "available": error is None,
         }
-        if text is None and path.exists():
-            out["error"] = "the file cannot be read as UTF-8"
+        if error is not None:
+            out["error"] = error
         return out
 
     # ----- announcements ---------------------------------------------------------------------------
@@ -250,6 +280,7 @@ class MemoryWorkspace:
         *,
         session_id: str | None = None,
         journal_id: str | None = None,
+        journal_error: str | None = None,
         force: bool = True,
     ) -> bool:
         """Send `myAgent/memory/changed` for a store; with force=False only when it differs."""
@@ -262,15 +293,26 @@ class MemoryWorkspace:
         announced[target] = key
         if folder is not None:
             folder.last_journal_id = self.last_journal_id(folder_path)
-        payload = {
+        payload: MemoryChangedParams = {
             "folder": folder.uri if folder is not None else path_to_uri(folder_path),
-            **state,
+            "target": state["target"],
+            "path": state["path"],
+            "used": state["used"],
+            "limit": state["limit"],
+            "entries": state["entries"],
+            "available": state["available"],
             "source": source,
         }
+        if "error" in state:
+            payload["error"] = state["error"]
+        if "journalError" in state:
+            payload["journalError"] = state["journalError"]
         if session_id is not None:
             payload["sessionId"] = session_id
         if journal_id is not None:
             payload["journalId"] = journal_id
+        if journal_error is not None:
+            payload["journalError"] = journal_error
         self.ls.protocol.notify("myAgent/memory/changed", payload)
         for callback in list(self.ls.on_memory_changed):
             try:
@@ -284,19 +326,27 @@ class MemoryWorkspace:
         folder_path: Path,
         target: str,
         before: str | None,
-        record: Any,
+        record: JournalRecord,
         source: str,
         session_id: str | None,
+        journal_error: str | None = None,
     ) -> None:
         """A store in this process wrote: announce it and merge it into a dirty open buffer."""
-        self.announce(folder_path, target, source, session_id=session_id, journal_id=record.id)
+        self.announce(
+            folder_path,
+            target,
+            source,
+            session_id=session_id,
+            journal_id=record.id,
+            journal_error=journal_error,
+        )
         self.merge_into_open_buffers(folder_path, target, before, record)
 
     def last_journal_id(self, folder_path: Path) -> str | None:
         last = self.last_journal_record(folder_path)
         return last.id if last is not None else None
 
-    def last_journal_record(self, folder_path: Path) -> Any:
+    def last_journal_record(self, folder_path: Path) -> JournalRecord | None:
         from my_agent_core.memory.journal import Journal
 
         try:
@@ -351,19 +401,14 @@ class MemoryWorkspace:
 
     # ----- open buffers ----------------------------------------------------------------------------
     def merge_into_open_buffers(
-        self, folder_path: Path, target: str, before: str | None, record: Any
+        self, folder_path: Path, target: str, before: str | None, record: JournalRecord
     ) -> None:
         """Put a server-side write into open buffers that have unsaved edits (clean ones reload)."""
-        changes = getattr(record, "changes", ())
-        try:
-            documents = self.ls.workspace.text_documents
-        except RuntimeError:  # not initialised yet: no editor buffers
-            return
-        for uri, doc in list(documents.items()):
-            mf = self.ls.memory_file(uri)
+        for doc in self.ls.buffers.documents():
+            mf = self.ls.memory_file(doc.uri)
             if mf is None or mf.folder != folder_path or mf.target != target:
                 continue
-            edit = merged_buffer_edit(doc.source, before, changes)
+            edit = merged_buffer_edit(doc.text, before, record.changes)
             if edit is not None:
                 apply_buffer_edit(self.ls, doc, *edit)
 
@@ -458,7 +503,7 @@ async def register_watcher(ls: MyAgentServer) -> None:
         logger.info("client/registerCapability failed: %s", exc)
 
 
-def memory_file_of(uri: str) -> MemoryFile | None:
+def memory_file_of(uri: object) -> MemoryFile | None:
     """`MemoryFile` for a memory-file URI (`.../.my_agent_core/memory/MEMORY.md|USER.md`), else None."""
     if not isinstance(uri, str):
         return None

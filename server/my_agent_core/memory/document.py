@@ -8,7 +8,8 @@ shape a hand edit left the file in; what does not look canonical is reported, ne
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from itertools import accumulate
@@ -21,13 +22,16 @@ __all__ = [
     "EmptyEntry",
     "Entry",
     "MemoryDocument",
+    "Piece",
     "Pos",
     "StrayDelimiter",
     "budget_used",
     "normalize_entry",
     "parse",
     "reparse",
+    "retype_piece",
     "serialize",
+    "split_pieces",
     "strip_blanks",
 ]
 
@@ -210,10 +214,14 @@ def budget_used(entries: list[str]) -> int:
     return len(ENTRY_DELIMITER.join(entries))
 
 
-def parse(text: str) -> MemoryDocument:
-    """Split memory-file text into entries, delimiter lines and problems, keeping source ranges."""
+def parse(text: str, *, at_file_start: bool = True) -> MemoryDocument:
+    """Split memory-file text into entries, delimiter lines and problems, keeping source ranges.
+
+    `at_file_start=False` parses a piece from the middle of a file: a leading U+FEFF is then text,
+    not the file's byte-order mark.
+    """
     line_starts = _line_starts(text)
-    body_start = 1 if text.startswith(BOM) else 0
+    body_start = 1 if at_file_start and text.startswith(BOM) else 0
 
     # Only lines holding a `§` matter, and they are few: find them in C, classify them in Python.
     delimiters: list[DelimiterLine] = []
@@ -287,7 +295,7 @@ def _line_starts(text: str) -> list[int]:
     return [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
 
 
-def _line_end(text: str, line_starts: list[int], line: int) -> int:
+def _line_end(text: str, line_starts: Sequence[int], line: int) -> int:
     if line + 1 < len(line_starts):
         next_start = line_starts[line + 1]
         return next_start - 2 if text.startswith("\r\n", next_start - 2) else next_start - 1
@@ -303,121 +311,204 @@ def _after_line(text: str, end: int) -> int:
     return end
 
 
-# ---------------------------------------------------------------- incremental parsing (the editor)
+# ---------------------------------------------------------------- pieces (incremental parsing)
 
 
-def _line_of(item: DelimiterLine) -> int:
-    return item.line
+class Piece:
+    """One segment of a file with the delimiter line that closes it: the unit an editor re-parses.
 
-
-def _start_of(item: Entry | DelimiterLine) -> int:
-    return item.start
-
-
-def reparse(
-    doc: MemoryDocument, start: int, end: int, new_text: str, new_full: str | None = None
-) -> MemoryDocument | None:
-    """`parse()` of `doc.text` with `[start:end]` replaced, re-parsing only around the edit.
-
-    The one parser still does the work: it parses the window between the delimiter line before the
-    edited lines and the one after them (both unchanged), and the parts outside the window are
-    shifted. None when the edit is not between two delimiters (the first one excluded) or the window
-    does not parse as expected; the caller then parses the whole text. `new_full`: the edited text,
-    when the caller has it already.
+    A file is the concatenation of its pieces: piece `k` runs from just after delimiter line `k - 1`
+    (its line break included) to just after delimiter line `k`, and the last piece holds what
+    follows the last delimiter (possibly nothing). A line is a delimiter or not by its own content,
+    so each piece parses on its own exactly as it does inside the file. The parse objects are
+    shared with the document the piece was cut from: `base` is where the piece starts in that
+    document, and every `local_*` offset is relative to the piece.
     """
-    text = doc.text
-    if new_full is None:
-        new_full = text[:start] + new_text + text[end:]
-    delta = len(new_text) - (end - start)
-    starts = doc.line_starts
-    line_s = bisect_right(starts, start) - 1
-    line_e = bisect_right(starts, end) - 1
-    delims = doc.delimiters
-    i_l = bisect_left(delims, line_s, key=_line_of) - 1
-    i_r = bisect_right(delims, line_e, key=_line_of)
-    if i_l < 1 or i_r >= len(delims):
-        return None
-    d_l, d_r = delims[i_l], delims[i_r]
-    wa = starts[d_l.line]
-    window = parse(new_full[wa : d_r.end + delta])
-    w_delims = window.delimiters
-    old_lines = d_r.line - d_l.line + 1
-    dline = len(window.line_starts) - old_lines
-    first, last = w_delims[0] if w_delims else None, w_delims[-1] if w_delims else None
-    if (
-        first is None
-        or last is None
-        or (first.line, first.start, first.end, first.kind)
-        != (0, d_l.start - wa, d_l.end - wa, d_l.kind)
-        or (last.line, last.start + wa, last.end + wa, last.kind)
-        != (d_r.line - d_l.line + dline, d_r.start + delta, d_r.end + delta, d_r.kind)
-    ):
-        return None
 
-    def shift_delim(d: DelimiterLine, lines: int, chars: int) -> DelimiterLine:
-        return DelimiterLine(d.line + lines, d.start + chars, d.end + chars, d.kind)
+    __slots__ = (
+        "_line_starts",
+        "base",
+        "base_line",
+        "breaks",
+        "delimiter",
+        "entry",
+        "index",
+        "strays",
+        "text",
+    )
 
-    before = delims[:i_l]
-    mid = [shift_delim(d, d_l.line, wa) for d in w_delims]
-    after = [shift_delim(d, dline, delta) for d in delims[i_r + 1 :]]
-    new_delims = (*before, *mid, *after)
+    def __init__(
+        self,
+        text: str,
+        base: int,
+        base_line: int,
+        entry: Entry | None,
+        delimiter: DelimiterLine | None,
+        strays: tuple[StrayDelimiter, ...],
+        breaks: int,
+    ) -> None:
+        self.text = text
+        self.base = base
+        self.base_line = base_line  # the line `base` is on, in that document
+        self.entry = entry
+        self.delimiter = delimiter
+        self.strays = strays
+        self.breaks = breaks  # line breaks in the piece (a line break is `\n`, `\r\n` or `\r`)
+        self.index = 0  # position in the file's list of pieces (kept by the owner of the list)
+        self._line_starts: tuple[int, ...] | None = None
 
-    k = bisect_right(doc.entries, d_l.start, key=_start_of)
-    j = bisect_right(doc.entries, d_r.end, key=_start_of)
-    entries = list(doc.entries[:k])
-    n = k
-    for e in window.entries:
-        entries.append(
-            Entry(n, e.text, e.start + wa, e.end + wa, e.segment_start + wa, e.segment_end + wa)
+    def __repr__(self) -> str:
+        return f"Piece({self.index}, {self.text!r})"
+
+    @property
+    def line_starts(self) -> tuple[int, ...]:
+        """Offsets (in the piece) where its lines start; one more than `breaks`."""
+        if self._line_starts is None:
+            self._line_starts = tuple(_line_starts(self.text))
+        return self._line_starts
+
+    @property
+    def entry_text(self) -> str | None:
+        """The entry as the store keeps it, or None for a blank segment (an empty entry)."""
+        return self.entry.text if self.entry is not None else None
+
+    def local(self, offset: int) -> int:
+        """An offset of the parsed document the piece was cut from, relative to the piece."""
+        return offset - self.base
+
+    def local_line(self, line: int) -> int:
+        """A line of the parsed document the piece was cut from, relative to the piece."""
+        return line - self.base_line
+
+    def view(self) -> tuple[object, ...]:
+        """Everything the piece says, in piece-relative terms (equal views: equal pieces)."""
+        entry = self.entry
+        d = self.delimiter
+        return (
+            self.text,
+            self.breaks,
+            None
+            if entry is None
+            else (
+                entry.text,
+                self.local(entry.start),
+                self.local(entry.end),
+                self.local(entry.segment_start),
+                self.local(entry.segment_end),
+            ),
+            None
+            if d is None
+            else (self.local_line(d.line), self.local(d.start), self.local(d.end), d.kind),
+            tuple(
+                (
+                    self.local_line(x.line),
+                    self.local(x.start),
+                    self.local(x.end),
+                    x.column,
+                    x.at_edge,
+                )
+                for x in self.strays
+            ),
         )
-        n += 1
-    for e in doc.entries[j:]:
-        entries.append(
-            Entry(
-                n,
-                e.text,
-                e.start + delta,
-                e.end + delta,
-                e.segment_start + delta,
-                e.segment_end + delta,
+
+
+def split_pieces(doc: MemoryDocument) -> list[Piece]:
+    """Cut a parsed document into pieces (one per delimiter line, plus the tail), without re-parsing."""
+    text = doc.text
+    starts = doc.line_starts
+    pieces: list[Piece] = []
+    entries = doc.entries
+    strays = doc.stray_delimiters
+    e = s = 0
+    begin = 0
+    for n in range(len(doc.delimiters) + 1):
+        delimiter = doc.delimiters[n] if n < len(doc.delimiters) else None
+        end = _after_line(text, delimiter.end) if delimiter is not None else len(text)
+        entry = None
+        if e < len(entries) and entries[e].start < end:
+            entry = entries[e]
+            e += 1
+        first = s
+        while s < len(strays) and strays[s].start < end:
+            s += 1
+        first_line = bisect_right(starts, begin) - 1
+        breaks = bisect_right(starts, end) - 1 - first_line
+        pieces.append(
+            Piece(
+                text[begin:end], begin, first_line, entry, delimiter, tuple(strays[first:s]), breaks
             )
         )
-        n += 1
+        begin = end
+    for k, piece in enumerate(pieces):
+        piece.index = k
+    return pieces
 
-    empties = [x for x in doc.empty_entries if x.delimiter.line < d_l.line]
-    w_first_empty = not (window.entries and window.entries[0].segment_end == w_delims[1].start)
-    if w_first_empty:
-        empties.append(EmptyEntry(mid[0]))
-    w_index = {id(d): n for n, d in enumerate(w_delims)}
-    for x in window.empty_entries:
-        n = w_index[id(x.delimiter)]
-        if 0 < n < len(w_delims) - 1:
-            empties.append(EmptyEntry(mid[n]))
-    for x in doc.empty_entries:
-        if x.delimiter.line >= d_r.line:
-            n = bisect_left(delims, x.delimiter.start, key=_start_of)
-            empties.append(EmptyEntry(new_delims[n - i_r + len(before) + len(mid) - 1]))
 
-    strays = [x for x in doc.stray_delimiters if x.line < d_l.line]
-    strays += [
-        StrayDelimiter(x.line + d_l.line, x.start + wa, x.end + wa, x.column, x.at_edge)
-        for x in window.stray_delimiters
-    ]
-    strays += [
-        StrayDelimiter(x.line + dline, x.start + delta, x.end + delta, x.column, x.at_edge)
-        for x in doc.stray_delimiters
-        if x.line > d_r.line
-    ]
-    line_starts = (
-        *starts[: d_l.line],
-        *(wa + x for x in window.line_starts),
-        *(x + delta for x in starts[d_r.line + 1 :]),
+def reparse(window: str, *, at_file_start: bool, at_file_end: bool) -> list[Piece] | None:
+    """Pieces of an edited run of whole pieces, parsed on its own (the editor's re-parse).
+
+    `window` is the text of consecutive pieces after an edit inside them. Unless it reaches the end
+    of the file, it must still end just after a delimiter line; when the edit removed that
+    delimiter (or glued the next line to it) this returns None and the caller widens the window
+    by the next piece. Only the window is parsed, so typing costs the size of the edited entries,
+    not of the file.
+    """
+    doc = parse(window, at_file_start=at_file_start)
+    if at_file_end:
+        return split_pieces(doc)
+    last = doc.delimiters[-1] if doc.delimiters else None
+    if last is None or _after_line(window, last.end) != len(window):
+        return None
+    return split_pieces(doc)[:-1]  # the empty tail after the window's last delimiter is not a piece
+
+
+_STRUCTURAL = re.compile(f"[\r\n{SECTION_SIGN}{BOM}]")
+
+
+def retype_piece(piece: Piece, start: int, end: int, new_text: str) -> Piece | None:
+    """The piece after typing inside its entry (offsets relative to the piece), without a parse.
+
+    Only for edits that cannot change what the parser sees beyond the entry's text: no line
+    break, `§` or U+FEFF typed or deleted, the edit within the entry, the entry's first and last
+    characters still non-blank, and no stray `§` or CR in the piece. None otherwise: then
+    `reparse` does it. Equal to what `parse` gives (checked with hypothesis, as `reparse`).
+    """
+    entry = piece.entry
+    if entry is None or piece.strays or "\r" in piece.text:
+        return None
+    e_start, e_end = piece.local(entry.start), piece.local(entry.end)
+    if not e_start <= start <= end <= e_end:
+        return None
+    text = piece.text
+    if _STRUCTURAL.search(new_text) or _STRUCTURAL.search(text, start, end):
+        return None
+    raw = text[e_start:start] + new_text + text[end:e_end]
+    if not raw or _blank(raw[0]) or _blank(raw[-1]):
+        return None
+    delta = len(new_text) - (end - start)
+    base = piece.base
+    new_entry = Entry(
+        entry.index,
+        raw,
+        entry.start,
+        entry.end + delta,
+        entry.segment_start,
+        entry.segment_end + delta,
     )
-    return MemoryDocument(
-        text=new_full,
-        entries=tuple(entries),
-        delimiters=new_delims,
-        stray_delimiters=tuple(strays),
-        empty_entries=tuple(empties),
-        line_starts=line_starts,
+    d = piece.delimiter
+    delimiter = None if d is None else DelimiterLine(d.line, d.start + delta, d.end + delta, d.kind)
+    new = Piece(
+        text[:start] + new_text + text[end:],
+        base,
+        piece.base_line,
+        new_entry,
+        delimiter,
+        (),
+        piece.breaks,
     )
+    new.index = piece.index
+    return new
+
+
+def _blank(ch: str) -> bool:
+    return ch.isspace() or ch == BOM

@@ -2,18 +2,20 @@
 
 Every rule reads the one parse of `document.py`, so the editor, `my-agent lint` and the store
 agree on what an entry is. A finding's fix is a list of text edits computed with the finding, so a
-quick fix never re-lints. All rules are linear in the file size (one Aho-Corasick pass).
+quick fix never re-lints. The rules work from the file's pieces (`document.Piece`: an entry and
+the delimiter line after it), so the editor keeps them up to date as it types (`LiveLint`) and a
+one-shot `lint()` is the same code run once. Every rule is linear in the file size.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import accumulate
-from typing import Any
+from typing import Any, Protocol
 
 import ahocorasick
 
@@ -21,11 +23,12 @@ from my_agent_core.memory.document import (
     ENTRY_DELIMITER,
     SECTION_SIGN,
     DelimiterKind,
-    Entry,
     MemoryDocument,
+    Piece,
     parse,
-    serialize,
+    split_pieces,
 )
+from my_agent_core.memory.prefix_sums import PrefixSums
 from my_agent_core.memory.safety import SafetyIssue, scan
 from my_agent_core.memory.text import common_prefix, common_suffix
 
@@ -41,14 +44,18 @@ __all__ = [
     "POSSIBLE_SECRET",
     "UNSAFE_CONTENT",
     "ContainmentIndex",
+    "DocumentLayout",
     "Finding",
     "Fix",
     "LintCache",
+    "LiveLint",
+    "PieceLayout",
     "Related",
     "Severity",
     "TextEdit",
     "apply_edits",
     "apply_fixes",
+    "contained_in",
     "fix_all",
     "lint",
     "select_edits",
@@ -141,10 +148,10 @@ _EDGE_END = re.compile(f"[\\s\ufeff]*{SECTION_SIGN}[{SECTION_SIGN}\\s\ufeff]*$")
 
 
 class LintCache:
-    """Memo between lints of successive versions of one file (an editor buffer).
+    """Memo of the per-entry scans between lints of successive versions of one file.
 
-    Safety scans are kept per entry text and containment is maintained incrementally, so a
-    keystroke in a big file re-scans and re-matches only the entries it changed.
+    Safety and secret scans depend on the entry text alone, so a keystroke in a big file re-scans
+    only the entry it changed (bounded: the memo is cleared when it grows past `MAX_SCANS`).
     """
 
     MAX_SCANS = 50_000
@@ -152,7 +159,6 @@ class LintCache:
     def __init__(self) -> None:
         self.scans: dict[str, tuple[SafetyIssue, ...]] = {}
         self.secrets: dict[str, tuple[tuple[int, int], ...]] = {}
-        self.containment = ContainmentIndex()
 
     def scan(self, raw: str) -> tuple[SafetyIssue, ...]:
         found = self.scans.get(raw)
@@ -171,23 +177,811 @@ class LintCache:
         return found
 
 
+class PieceLayout(Protocol):
+    """A file cut into pieces, and where its pieces and lines are: what the linter reads.
+
+    The language server's chunked text is one (positions in O(log n)); `lint()` builds one over
+    a parsed document.
+    """
+
+    @property
+    def chunks(self) -> list[Piece]: ...
+
+    @property
+    def text(self) -> str: ...
+
+    def __len__(self) -> int: ...
+
+    def chunk_start(self, k: int) -> int: ...
+
+    def chunk_at(self, offset: int) -> int: ...
+
+    def line_of(self, offset: int) -> int: ...
+
+    def line_start(self, line: int) -> int: ...
+
+    def line_end(self, line: int) -> int: ...
+
+    @property
+    def line_count(self) -> int: ...
+
+
+class DocumentLayout:
+    """`PieceLayout` of a parsed document (for one-shot lints: the CLI, tests, a file just opened)."""
+
+    def __init__(self, doc: MemoryDocument) -> None:
+        self.doc = doc
+        self.chunks = split_pieces(doc)
+        self._starts = [p.base for p in self.chunks]
+
+    @property
+    def text(self) -> str:
+        return self.doc.text
+
+    def __len__(self) -> int:
+        return len(self.doc.text)
+
+    def chunk_start(self, k: int) -> int:
+        return self._starts[k]
+
+    def chunk_at(self, offset: int) -> int:
+        return max(bisect_right(self._starts, offset) - 1, 0)
+
+    def line_of(self, offset: int) -> int:
+        return self.doc.pos_at(offset).line
+
+    def line_start(self, line: int) -> int:
+        starts = self.doc.line_starts
+        return starts[line] if line < len(starts) else len(self.doc.text)
+
+    def line_end(self, line: int) -> int:
+        return self.doc.line_end(line)
+
+    @property
+    def line_count(self) -> int:
+        return len(self.doc.line_starts)
+
+
 def lint(
     doc: MemoryDocument, *, limit: int, near_share: float = 0.9, cache: LintCache | None = None
 ) -> list[Finding]:
-    """All findings of a document, sorted by position (`cache`: reuse work across versions)."""
-    cache = cache if cache is not None else LintCache()
-    findings: list[Finding] = []
-    findings += _budget(doc, limit, near_share)
-    findings += _duplicates(doc)
-    findings += _delimiters(doc)
-    findings += _empty_entries(doc)
-    findings += _unsafe(doc, cache)
-    findings += _secrets(doc, cache)
-    findings += _ambiguous(doc, cache.containment)
-    if not any(f.code in (MALFORMED_DELIMITER, EMPTY_ENTRY) and f.fixes for f in findings):
-        findings += _non_canonical(doc)
-    findings.sort(key=lambda f: (f.start, f.end, f.severity))
-    return findings
+    """All findings of a document, sorted by position (`cache`: reuse scans across versions)."""
+    return LiveLint(DocumentLayout(doc), cache).findings(limit=limit, near_share=near_share)
+
+
+@dataclass(frozen=True, slots=True)
+class _Local:
+    """A piece's own findings, with offsets relative to the piece (shifted when reported)."""
+
+    delimiters: tuple[Finding, ...]
+    unsafe: tuple[Finding, ...]
+    secrets: tuple[Finding, ...]
+    fixable_delimiter: bool
+    prev_break: str | None  # the line break before the piece it was computed with (last piece)
+
+
+class LiveLint:
+    """The findings of one memory file, kept up to date piece by piece as it is edited.
+
+    Every rule is computed from per-piece facts (each piece's entry, delimiter and own findings,
+    computed once when the piece appears) and a few structures updated from what changed: the
+    copies of each entry text (duplicates), prefix sums of what each first copy adds to the budget
+    (over/near budget), which distinct texts lie inside another (ambiguous entries), the blank
+    pieces (empty entries) and the non-canonical pieces. An edit costs the pieces it replaced,
+    not the file, plus one C-speed search of the file for each new entry text (its containers);
+    `findings()` costs the number of findings, and the run of non-canonical pieces when there is
+    one.
+    """
+
+    def __init__(self, layout: PieceLayout, cache: LintCache | None = None) -> None:
+        self.layout = layout
+        self.cache = cache if cache is not None else LintCache()
+        self.copies: dict[str, list[Piece]] = {}  # entry text -> its pieces, in file order
+        self.duplicated: set[str] = set()  # texts with two or more copies
+        self.blank: set[Piece] = set()  # pieces whose segment is blank (empty entries)
+        self.local: dict[Piece, _Local] = {}  # pieces with findings of their own
+        self.fixable_delimiters = 0  # pieces with a fixable malformed-delimiter finding
+        self.with_cr = 0  # pieces holding a `\r` (entry text then differs from the source)
+        self.containment = ContainmentIndex()
+        pieces = layout.chunks
+        for piece in pieces:
+            self._add(piece)
+        self.budget = PrefixSums(self._budget_value(p) for p in pieces)
+        self.blanks = PrefixSums(int(p.entry is None) for p in pieces)
+        # pieces that differ from what the store would write there
+        self.odd = PrefixSums(int(not _canonical_piece(p)) for p in pieces)
+        self.containment.rebuild(list(self.copies))
+
+    # ----- keeping up with edits ---------------------------------------------------------------------
+    def splice(self, first: int, removed: Sequence[Piece], added: Sequence[Piece]) -> None:
+        """Pieces `removed` were replaced by `added` at index `first` (the layout already shows it)."""
+        pieces = self.layout.chunks
+        touched: set[str] = set()
+        gone: list[str] = []
+        for piece in removed:
+            text = self._remove(piece)
+            if text is not None:
+                touched.add(text)
+                if text not in self.copies:
+                    gone.append(text)
+        new: list[str] = []
+        for piece in added:
+            text = piece.entry_text
+            if text is not None:
+                touched.add(text)
+                if text not in self.copies:
+                    new.append(text)
+            self._add(piece)
+        stop = first + len(removed)
+        self.blanks.splice(first, stop, [int(p.entry is None) for p in added])
+        self.odd.splice(first, stop, [int(not _canonical_piece(p)) for p in added])
+        if len(added) != len(removed):
+            self.budget = PrefixSums(self._budget_value(p) for p in pieces)
+        else:
+            for piece in added:
+                self.budget.set(piece.index, self._budget_value(piece))
+            for text in touched:
+                for piece in self.copies.get(text, ())[:2]:
+                    self.budget.set(piece.index, self._budget_value(piece))
+        gone_set = set(new) & set(gone)  # texts that left and came back: nothing changed for them
+        self.containment.change(
+            [t for t in gone if t not in gone_set],
+            [t for t in new if t not in gone_set],
+            self._containers_of,
+        )
+
+    def _add(self, piece: Piece) -> None:
+        entry = piece.entry
+        if entry is None:
+            self.blank.add(piece)
+        else:
+            copies = self.copies.get(entry.text)
+            if copies is None:
+                self.copies[entry.text] = [piece]
+            else:
+                copies.insert(bisect_right(copies, piece.index, key=_index_of), piece)
+                self.duplicated.add(entry.text)
+        local = self._local_findings(piece)
+        if local is not None:
+            self.local[piece] = local
+            self.fixable_delimiters += local.fixable_delimiter
+        if "\r" in piece.text:
+            self.with_cr += 1
+
+    def _remove(self, piece: Piece) -> str | None:
+        text = piece.entry_text
+        if text is None:
+            self.blank.discard(piece)
+        else:
+            copies = self.copies[text]
+            copies.remove(piece)
+            if len(copies) < 2:
+                self.duplicated.discard(text)
+            if not copies:
+                del self.copies[text]
+        local = self.local.pop(piece, None)
+        if local is not None:  # a piece without findings of its own has no fixable delimiter
+            self.fixable_delimiters -= local.fixable_delimiter
+        self.with_cr -= "\r" in piece.text
+        return text
+
+    def _budget_value(self, piece: Piece) -> int:
+        text = piece.entry_text
+        if text is None or self.copies[text][0] is not piece:
+            return 0
+        return len(text) + len(ENTRY_DELIMITER)
+
+    def _containers_of(self, inner: str) -> Iterator[str]:
+        """The current entry texts (other than `inner`) that contain `inner`."""
+        layout = self.layout
+        if self.with_cr:  # entry texts differ from their source: search their join instead
+            texts = list(self.copies)
+            yield from _containers_in_join(
+                ENTRY_DELIMITER.join(texts), _starts(texts), texts, inner
+            )
+            return
+        hay = layout.text
+        pos = hay.find(inner)
+        while pos != -1:
+            k = layout.chunk_at(pos)
+            piece = layout.chunks[k]
+            entry = piece.entry
+            if entry is None:  # cannot happen (a match is non-blank text inside a segment)
+                pos = hay.find(inner, pos + 1)
+                continue
+            base = layout.chunk_start(k)
+            start, end = base + piece.local(entry.start), base + piece.local(entry.end)
+            if start <= pos and pos + len(inner) <= end and entry.text != inner:
+                yield entry.text
+            pos = hay.find(inner, max(end, pos + 1))
+
+    # ----- findings ----------------------------------------------------------------------------------
+    def findings(self, *, limit: int, near_share: float = 0.9) -> list[Finding]:
+        """All findings of the current text, sorted by position."""
+        findings: list[Finding] = []
+        findings += self._budget(limit, near_share)
+        findings += self._duplicates()
+        delimiters, unsafe, secrets = self._local()
+        findings += delimiters
+        empties = self._empty_entries()
+        findings += empties
+        findings += unsafe
+        findings += secrets
+        findings += self._ambiguous()
+        if not self.fixable_delimiters and not empties:
+            findings += self._non_canonical()
+        findings.sort(key=lambda f: (f.start, f.end, f.severity))
+        return findings
+
+    def entry_number(self, piece: Piece) -> int:
+        """0-based index of a piece's entry among the file's entries (blank segments skipped)."""
+        return piece.index - self.blanks.prefix(piece.index)
+
+    def _span(self, piece: Piece) -> tuple[int, int]:
+        """Absolute offsets of a piece's entry (stripped text)."""
+        entry = piece.entry
+        assert entry is not None
+        base = self.layout.chunk_start(piece.index)
+        return base + piece.local(entry.start), base + piece.local(entry.end)
+
+    def _budget(self, limit: int, near_share: float) -> list[Finding]:
+        # The store keeps one copy of a repeated entry, so usage counts first copies only: the figure
+        # matches the Memory view, the status bar and the store's own refusals.
+        total = self.budget.total()
+        if not total:
+            return []
+        pieces = self.layout.chunks
+        step = len(ENTRY_DELIMITER)
+        used = total - step
+        share = used / limit if limit > 0 else float("inf")
+        if used > limit:
+            first = pieces[self.budget.search(limit + step)]
+            last = pieces[self.budget.search(total - 1)]
+            percent = f" ({share:.0%})" if limit > 0 else ""
+            msg = (
+                f"Memory is over budget: {used}/{limit} chars{percent}. Entries from "
+                f"#{self.entry_number(first) + 1} on do not fit; the store refuses additions until "
+                "entries are removed or consolidated."
+            )
+            start, _ = self._span(first)
+            _, end = self._span(last)
+            return [Finding(OVER_BUDGET, Severity.ERROR, msg, start, end)]
+        near_share = min(max(near_share, 0.0), 1.0)
+        if near_share < 1.0 and used > near_share * limit:
+            first = pieces[
+                self.budget.search(near_share * limit + step)
+            ]  # the entry that tipped it
+            msg = (
+                f"Memory is near its budget: {used}/{limit} chars ({share:.0%}, warning past "
+                f"{near_share:.0%}). Consolidate entries before the agent's next additions are "
+                "refused."
+            )
+            start, end = self._span(first)
+            return [Finding(NEAR_BUDGET, Severity.WARNING, msg, start, end)]
+        return []
+
+    def _duplicates(self) -> list[Finding]:
+        findings = []
+        budget_total = self.budget.total()
+        for text in self.duplicated:
+            original, *later = self.copies[text]
+            o_start, o_end = self._span(original)
+            line = self.layout.line_of(o_start) + 1
+            msg = (
+                f"Duplicate of entry #{self.entry_number(original) + 1} (line {line}); the store "
+                "keeps only the first copy, so this one is not in the prompt and goes at the next "
+                "write."
+            )
+            related = (Related(o_start, o_end, "first copy"),)
+            for piece in later:
+                start, end = self._span(piece)
+                # in the trailing run of duplicates (no kept entry after it): take the delimiter
+                # before it, so removing any set of duplicates never leaves a dangling delimiter
+                trailing = budget_total == self.budget.prefix(piece.index + 1)
+                fix = Fix("Remove this duplicate entry", (self._removal(piece, trailing),))
+                findings.append(
+                    Finding(DUPLICATE_ENTRY, Severity.WARNING, msg, start, end, (fix,), related)
+                )
+        return findings
+
+    def _removal(self, piece: Piece, trailing: bool) -> TextEdit:
+        """Delete an entry and one delimiter next to it (composes with the other removals)."""
+        start, end = self._span(piece)
+        pieces = self.layout.chunks
+        if trailing:
+            k = piece.index - 1
+            while pieces[k].entry is None:
+                k -= 1
+            return TextEdit(self._span(pieces[k])[1], end, "")
+        k = piece.index + 1
+        while pieces[k].entry is None:
+            k += 1
+        return TextEdit(start, self._span(pieces[k])[0], "")
+
+    def _local(self) -> tuple[list[Finding], list[Finding], list[Finding]]:
+        """Each piece's own findings, at their place in the file."""
+        delimiters: list[Finding] = []
+        unsafe: list[Finding] = []
+        secrets: list[Finding] = []
+        pieces = self.layout.chunks
+        tail = pieces[-1]
+        if tail.strays and len(pieces) > 1:  # its fixes may use the line break before it
+            local = self.local.get(tail)
+            if local is not None and local.prev_break != _trailing_break(pieces[-2].text):
+                self._refresh_local(tail)
+        for piece, local in self.local.items():
+            base = self.layout.chunk_start(piece.index)
+            delimiters += (_shifted(f, base) for f in local.delimiters)
+            unsafe += (_shifted(f, base) for f in local.unsafe)
+            secrets += (_shifted(f, base) for f in local.secrets)
+        return delimiters, unsafe, secrets
+
+    def _refresh_local(self, piece: Piece) -> None:
+        old = self.local.pop(piece, None)
+        if old is not None:
+            self.fixable_delimiters -= old.fixable_delimiter
+        new = self._local_findings(piece)
+        if new is not None:
+            self.local[piece] = new
+            self.fixable_delimiters += new.fixable_delimiter
+
+    def _local_findings(self, piece: Piece) -> _Local | None:
+        """The piece's own findings (None when it has none: the common case, kept cheap)."""
+        d = piece.delimiter
+        prev_break = None
+        delimiters: tuple[Finding, ...] = ()
+        if piece.strays or (d is not None and d.kind is not DelimiterKind.CANONICAL):
+            pieces = self.layout.chunks
+            k = piece.index
+            if piece.strays and 0 < k < len(pieces) and pieces[k] is piece:
+                prev_break = _trailing_break(pieces[k - 1].text)
+            delimiters = _delimiter_findings(piece, prev_break)
+        unsafe, secrets = _entry_findings(piece, self.cache)
+        if not (delimiters or unsafe or secrets):
+            return None
+        fixable = any(f.fixes for f in delimiters)
+        return _Local(delimiters, unsafe, secrets, fixable, prev_break)
+
+    def _empty_entries(self) -> list[Finding]:
+        pieces = self.layout.chunks
+        if len(pieces) < 2 or not self.blank:
+            return []
+        has_entries = len(pieces) > self.blanks.total()
+        msg = (
+            "Empty entry: a delimiter with nothing before or after it."
+            if has_entries
+            else "Only delimiters, no entries: the file holds nothing."
+        )
+        culprits = sorted({max(p.index - 1, 0) for p in self.blank})
+        layout = self.layout
+        findings = []
+        for k in culprits:
+            piece = pieces[k]
+            d = piece.delimiter
+            assert d is not None
+            base = layout.chunk_start(k)
+            start, end = base + piece.local(d.start), base + piece.local(d.end)
+            line = layout.line_of(start)
+            begin = layout.line_start(line)
+            if line + 1 < layout.line_count:
+                span = (begin, layout.line_start(line + 1))
+            elif line > 0:
+                span = (layout.line_end(line - 1), len(layout))
+            else:
+                span = (begin, len(layout))
+            fix = Fix("Remove the extra delimiter", (TextEdit(span[0], span[1], ""),))
+            findings.append(Finding(EMPTY_ENTRY, Severity.WARNING, msg, start, end, (fix,)))
+        return findings
+
+    def _ambiguous(self) -> list[Finding]:
+        if not self.containment.complete:
+            msg = (
+                "Not checked for entries contained in others: they overlap too much to check "
+                "quickly (a file this repetitive is probably not hand-written memory)."
+            )
+            return [Finding(AMBIGUOUS_ENTRY, Severity.INFORMATION, msg, 0, 0)]
+        findings = []
+        for inner, outers in self.containment.contained().items():
+            piece = self.copies[inner][0]
+            outer = min((self.copies[o][0] for o in outers), key=_index_of)
+            o_start, o_end = self._span(outer)
+            line = self.layout.line_of(o_start) + 1
+            msg = (
+                f"Entry is contained in entry #{self.entry_number(outer) + 1} (line {line}): only "
+                "its exact full text addresses it in replace/remove; a shorter old_text also "
+                "matches the other entry."
+            )
+            related = (Related(o_start, o_end, "the entry that contains it"),)
+            start, end = self._span(piece)
+            findings.append(
+                Finding(AMBIGUOUS_ENTRY, Severity.WARNING, msg, start, end, (), related)
+            )
+        return findings
+
+    def _non_canonical(self) -> list[Finding]:
+        """Where the file first differs from the store's serialization, and the fix that rewrites it.
+
+        Only the run of pieces from the first that differs (or the last entry, whose delimiter the
+        store would drop) to the last that differs is compared: every piece outside it is exactly
+        what the store writes there, so the cost follows the edited region, not the file.
+        """
+        odd = self.odd.total()
+        if not odd or not self.copies:
+            return []
+        layout = self.layout
+        pieces = layout.chunks
+        n = len(pieces)
+        last_entry = self._last_entry_piece()
+        first = min(self.odd.search(0), last_entry)
+        last = self.odd.search(odd - 1)
+        begin = layout.chunk_start(first)
+        end = layout.chunk_start(last + 1) if last + 1 < n else len(layout)
+        text = "".join(pieces[k].text for k in range(first, last + 1))
+        canonical = "".join(_canonical_chunk(pieces[k], last_entry) for k in range(first, last + 1))
+        prefix = common_prefix(text, canonical)
+        suffix = common_suffix(text[prefix:], canonical[prefix:])
+        at = begin + prefix
+        edits = [TextEdit(at, end - suffix, canonical[prefix : len(canonical) - suffix])]
+        if last + 1 < n and not pieces[-1].text.endswith("\n"):
+            edits.append(TextEdit(len(layout), len(layout), "\n"))  # the store's final newline
+        line = layout.line_of(at)
+        start, stop = layout.line_start(line), layout.line_end(line)
+        msg = (
+            "Not in the store's canonical form (entries stripped, `\\n§\\n` between them, LF line "
+            "ends, no BOM); the store rewrites it so on its next write. Format Document does it now."
+        )
+        fix = Fix("Rewrite the file in canonical form", tuple(edits), fix_all=False)
+        return [Finding(NON_CANONICAL, Severity.HINT, msg, start, max(stop, start), (fix,))]
+
+    def _last_entry_piece(self) -> int:
+        """Index of the last piece that holds an entry (there is one)."""
+        filled = len(self.layout.chunks) - self.blanks.total()
+        lo, hi = 0, len(self.layout.chunks) - 1  # smallest i with i + 1 - blanks[:i + 1] == filled
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if mid + 1 - self.blanks.prefix(mid + 1) >= filled:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+
+def _index_of(piece: Piece) -> int:
+    return piece.index
+
+
+def _canonical_chunk(piece: Piece, last_entry: int) -> str:
+    """What the store writes for a piece: its entry and a delimiter (the last entry: a newline)."""
+    if piece.entry is None:
+        return ""
+    return piece.entry.text + ("\n" if piece.index == last_entry else ENTRY_DELIMITER)
+
+
+def _canonical_piece(piece: Piece) -> bool:
+    """Whether the piece is exactly what the store would write there (the last piece, the only one
+    without a delimiter, may end without the final newline)."""
+    text = piece.entry_text
+    if text is None:
+        return False
+    if piece.delimiter is None:
+        return piece.text in (text, text + "\n")
+    return piece.text == text + ENTRY_DELIMITER
+
+
+def _trailing_break(text: str) -> str | None:
+    if text.endswith("\r\n"):
+        return "\r\n"
+    if text.endswith(("\n", "\r")):
+        return text[-1]
+    return None
+
+
+def _shifted(finding: Finding, delta: int) -> Finding:
+    """A piece-relative finding placed in the file."""
+    if not delta:
+        return finding
+    fixes = tuple(
+        Fix(
+            fix.title,
+            tuple(TextEdit(e.start + delta, e.end + delta, e.new_text) for e in fix.edits),
+            fix.fix_all,
+        )
+        for fix in finding.fixes
+    )
+    related = tuple(Related(r.start + delta, r.end + delta, r.message) for r in finding.related)
+    return Finding(
+        finding.code,
+        finding.severity,
+        finding.message,
+        finding.start + delta,
+        finding.end + delta,
+        fixes,
+        related,
+    )
+
+
+# --- a piece's own findings: delimiters, safety, secrets -----------------------------------------
+
+
+def _delimiter_findings(piece: Piece, prev_break: str | None) -> tuple[Finding, ...]:
+    """Malformed delimiter lines and stray `§`s of one piece (offsets relative to the piece)."""
+    findings = []
+    d = piece.delimiter
+    if d is not None and d.kind is not DelimiterKind.CANONICAL:
+        start, end = piece.local(d.start), piece.local(d.end)
+        what = "repeats `§`" if d.kind is DelimiterKind.REPEATED else "has blanks around `§`"
+        msg = f"Delimiter line {what}; a delimiter is a line holding only `§`."
+        fix = Fix("Normalize the delimiter to `§`", (TextEdit(start, end, SECTION_SIGN),))
+        findings.append(Finding(MALFORMED_DELIMITER, Severity.WARNING, msg, start, end, (fix,)))
+    text = piece.text
+    for s in piece.strays:
+        line = piece.local_line(s.line)
+        s_start, s_end = piece.local(s.start), piece.local(s.end)
+        if not s.at_edge:
+            col = piece.line_starts[line] + s.column
+            msg = (
+                "`§` inside text is not an entry delimiter (only a line holding just `§` splits "
+                "entries); this is fine if you meant the section sign."
+            )
+            findings.append(Finding(MALFORMED_DELIMITER, Severity.INFORMATION, msg, col, col + 1))
+            continue
+        nl = _line_break_near(piece, line, prev_break)
+        line_text = text[s_start:s_end]
+        edits = []
+        head = _EDGE_START.match(line_text)
+        if head:
+            edits.append(TextEdit(s_start, s_start + head.end(), SECTION_SIGN + nl))
+        tail = _EDGE_END.search(line_text)
+        if tail and (not head or tail.start() >= head.end()):
+            edits.append(TextEdit(s_start + tail.start(), s_end, nl + SECTION_SIGN))
+        where = "starts" if head else "ends"
+        msg = (
+            f"This line {where} with `§` but holds other text, so it does not split entries; "
+            "a delimiter must be on a line of its own (a lost line break?)."
+        )
+        fixes = (Fix("Put `§` on its own line", tuple(edits)),) if edits else ()
+        findings.append(Finding(MALFORMED_DELIMITER, Severity.WARNING, msg, s_start, s_end, fixes))
+    return tuple(findings)
+
+
+def _line_break_near(piece: Piece, line: int, prev_break: str | None) -> str:
+    """The line break the file uses at a line of the piece (after it, else before it), `\\n` else."""
+    text = piece.text
+    starts = piece.line_starts
+    if line + 1 < len(starts):
+        nxt = starts[line + 1]
+        return "\r\n" if text.startswith("\r\n", nxt - 2) else text[nxt - 1]
+    if line > 0:
+        prev = starts[line]
+        return "\r\n" if text.startswith("\r\n", prev - 2) else text[prev - 1]
+    return prev_break or "\n"
+
+
+def _entry_findings(
+    piece: Piece, cache: LintCache
+) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
+    """The store's scanner and the secret patterns on one entry's source text (piece-relative).
+
+    Outside entries there are only blanks, line breaks and delimiter lines, none of which the
+    scanner flags; the byte-order mark of the file is never part of an entry.
+    """
+    entry = piece.entry
+    if entry is None:
+        return (), ()
+    start = piece.local(entry.start)
+    end = piece.local(entry.end)
+    # Without a CR the normalised text is the source text itself: reuse it (no slice, one hash)
+    raw = entry.text if len(entry.text) == end - start else piece.text[start:end]
+    issues = cache.scan(raw)
+    spans = cache.find_secrets(raw)
+    if not issues and not spans:
+        return (), ()
+    unsafe = []
+    for issue in issues:
+        a, b = start + issue.start, start + issue.end
+        fixes: tuple[Fix, ...] = ()
+        if issue.kind == "invisible":
+            title = "Remove the invisible character" if b - a == 1 else "Remove the hidden text"
+            fixes = (Fix(title, (TextEdit(a, b, ""),)),)
+            msg = f"Unsafe content: {issue.message}; the store blocks this entry from the prompt."
+        else:
+            msg = (
+                f"Unsafe content ({issue.kind}): {issue.message}; the store blocks this entry "
+                "from the prompt."
+            )
+        unsafe.append(Finding(UNSAFE_CONTENT, Severity.ERROR, msg, a, b, fixes))
+    msg = (
+        "This looks like a secret (API key, token or private key). Memory goes into every prompt "
+        "and is often committed: keep secrets in the environment or a vault, and rotate this one."
+    )
+    secrets = tuple(
+        Finding(POSSIBLE_SECRET, Severity.WARNING, msg, start + a, start + b) for a, b in spans
+    )
+    return tuple(unsafe), secrets
+
+
+# --- containment ---------------------------------------------------------------------------------
+
+
+def contained_in(texts: list[str]) -> dict[int, int]:
+    """For distinct `texts`: index of each text found inside another -> index of its first container.
+
+    Linear: one Aho-Corasick automaton over all texts, one pass over their join. Entry texts cannot
+    hold a line of only `§`, so no match can straddle the `\\n§\\n` that joins them.
+    """
+    position = {t: i for i, t in enumerate(texts)}
+    index = ContainmentIndex()
+    index.rebuild(texts)
+    return {
+        position[t]: min(position[o] for o in outers) for t, outers in index.contained().items()
+    }
+
+
+class ContainmentIndex:
+    """Which distinct entry texts lie inside another, kept up to date across versions.
+
+    A rebuild is one Aho-Corasick pass over the join of all texts. The automaton only holds
+    strings of at most `SHORT_PATTERN` characters (it walks a failure chain per position, so a
+    long periodic pattern would make it quadratic, and megabyte patterns crash it): the short
+    texts themselves, and the first `SHORT_PATTERN` characters of each longer text as a probe,
+    confirmed with `startswith` where it matches. The matches and confirmations are counted;
+    past `WORK_PER_CHAR` steps per character of the join the index stops and says so
+    (`complete` False: the rule reports that it was not checked) instead of hanging on a hostile
+    file. Between rebuilds, a change only looks at the texts that appeared or disappeared: the
+    caller's finder gives the texts a new one lies in (one `str.find` per container), the
+    automaton the known texts inside it, and texts added since the build are checked directly
+    with `in`. It rebuilds once those pass `max(REBUILD_AFTER, number of texts / 8)`.
+    """
+
+    REBUILD_AFTER = 64
+    SHORT_PATTERN = 64
+    WORK_PER_CHAR = 2
+    WORK_FLOOR = 50_000
+
+    def __init__(self) -> None:
+        self.texts: set[str] = set()
+        self.automaton: Any = None
+        self.probes: dict[str, list[str]] = {}  # automaton key -> the texts it stands for
+        self.complete = True
+        self.loose: set[str] = set()  # texts added since the automaton was built
+        self.added_since_build = 0
+        self.inside: dict[str, set[str]] = {}  # text -> the texts it contains
+        self.containers: dict[str, set[str]] = {}  # text -> the texts containing it (non-empty)
+
+    def contained(self) -> dict[str, set[str]]:
+        """{contained text: the texts containing it} for the current texts."""
+        return self.containers
+
+    def update(self, texts: list[str]) -> dict[str, set[str]]:
+        """Distinct `texts` of the new version -> {contained text: its container texts}."""
+        new = set(texts)
+        added = [t for t in texts if t not in self.texts]
+        removed = [t for t in self.texts if t not in new]
+        if self.automaton is None:
+            self.rebuild(texts)
+        else:
+            hay = ENTRY_DELIMITER.join(texts)
+            starts = _starts(texts)
+            self.change(
+                removed, added, lambda inner: _containers_in_join(hay, starts, texts, inner)
+            )
+        return {t: set(o) for t, o in self.containers.items()}
+
+    def change(
+        self,
+        removed: Iterable[str],
+        added: Iterable[str],
+        containers_of: Callable[[str], Iterable[str]],
+    ) -> None:
+        """Texts `removed` left and `added` appeared; `containers_of(t)`: current texts holding t."""
+        removed = list(removed)
+        added = list(added)
+        if not removed and not added:
+            return
+        for gone in removed:
+            self.texts.discard(gone)
+            self.loose.discard(gone)
+            for inner in self.inside.pop(gone, ()):
+                outers = self.containers[inner]
+                outers.discard(gone)
+                if not outers:
+                    del self.containers[inner]
+            for outer in self.containers.pop(gone, ()):
+                self.inside[outer].discard(gone)
+        self.texts.update(added)
+        self.added_since_build += len(added)
+        budget = max(self.REBUILD_AFTER, len(self.texts) // 8)
+        if self.automaton is None or self.added_since_build > budget:
+            self.rebuild(list(self.texts))
+            return
+        if not self.complete:  # stopped on this file: wait for the next rebuild
+            self.loose.update(added)
+            return
+        fresh = set(added)
+        for a in added:
+            for outer in containers_of(a):
+                self._pair(a, outer)
+            if self.automaton.kind == ahocorasick.AHOCORASICK:
+                for end, key in self.automaton.iter(a):  # known texts inside `a`
+                    start = end - len(key) + 1
+                    for known in self.probes[key]:
+                        if (
+                            known != a
+                            and known in self.texts
+                            and known not in fresh
+                            and a.startswith(known, start)
+                        ):
+                            self._pair(known, a)
+            for p in self.loose:  # texts added since the automaton was built
+                if p != a and p in a:
+                    self._pair(p, a)
+            self.loose.add(a)
+
+    def _pair(self, inner: str, outer: str) -> None:
+        self.containers.setdefault(inner, set()).add(outer)
+        self.inside.setdefault(outer, set()).add(inner)
+
+    def rebuild(self, texts: list[str]) -> None:
+        """Recompute everything for distinct `texts` (linear work, or stop and say so)."""
+        self.texts = set(texts)
+        self.inside, self.containers = {}, {}
+        self.complete = True
+        self.loose = set()
+        self.added_since_build = 0
+        self.probes = {}
+        automaton = ahocorasick.Automaton()
+        self.automaton = automaton
+        for t in texts:
+            self.probes.setdefault(t[: self.SHORT_PATTERN], []).append(t)
+        for key in self.probes:
+            automaton.add_word(key, key)
+        if not texts:
+            return
+        automaton.make_automaton()
+        if len(texts) < 2:
+            return
+        hay = ENTRY_DELIMITER.join(texts)
+        starts = _starts(texts)
+        work = self.WORK_PER_CHAR * len(hay) + self.WORK_FLOOR
+        for end, key in automaton.iter(hay):
+            start = end - len(key) + 1
+            j = bisect_right(starts, start) - 1
+            outer = texts[j]
+            outer_end = starts[j] + len(outer)
+            for inner in self.probes[key]:
+                known = self.containers.get(inner)
+                if inner == outer or start + len(inner) > outer_end or (known and outer in known):
+                    work -= 1
+                elif len(inner) == len(key):
+                    work -= 1
+                    self._pair(inner, outer)
+                else:  # a probe: confirm the whole text is there
+                    work -= len(inner)
+                    if hay.startswith(inner, start):
+                        self._pair(inner, outer)
+                if work < 0:
+                    return self._stop()
+
+    def _stop(self) -> None:
+        self.complete = False
+        self.inside, self.containers = {}, {}
+
+
+def _containers_in_join(hay: str, starts: list[int], texts: list[str], inner: str) -> Iterator[str]:
+    """The texts (other than `inner`) that contain `inner`, from their `ENTRY_DELIMITER` join."""
+    pos = hay.find(inner)
+    while pos != -1:
+        j = bisect_right(starts, pos) - 1
+        outer_end = starts[j] + len(texts[j])
+        if texts[j] != inner and pos + len(inner) <= outer_end:
+            yield texts[j]
+        pos = hay.find(inner, outer_end)
+
+
+def _starts(texts: list[str]) -> list[int]:
+    """Offsets of each text in `ENTRY_DELIMITER.join(texts)`."""
+    step = len(ENTRY_DELIMITER)
+    return [0, *accumulate(len(t) + step for t in texts[:-1])] if texts else []
 
 
 def apply_fixes(text: str, findings: Iterable[Finding]) -> str:
@@ -245,320 +1039,6 @@ def _conflicts(taken: list[TextEdit], starts: list[int], edit: TextEdit) -> bool
     return i < len(taken) and taken[i].start < edit.end
 
 
-# --- budget --------------------------------------------------------------------------------------
-
-
-def _budget(doc: MemoryDocument, limit: int, near_share: float) -> list[Finding]:
-    # The store keeps one copy of a repeated entry, so usage counts first copies only: the figure
-    # matches the Memory view, the status bar and the store's own refusals.
-    seen: set[str] = set()
-    entries = [e for e in doc.entries if not (e.text in seen or seen.add(e.text))]
-    if not entries:
-        return []
-    step = len(ENTRY_DELIMITER)
-    # usage after each kept entry, as the store counts it (len of the "\n§\n"-join so far)
-    through = list(accumulate(len(e.text) + step for e in entries))
-    used = through[-1] - step
-    share = used / limit if limit > 0 else float("inf")
-    if used > limit:
-        first = entries[min(bisect_right(through, limit + step), len(entries) - 1)]
-        percent = f" ({share:.0%})" if limit > 0 else ""
-        msg = (
-            f"Memory is over budget: {used}/{limit} chars{percent}. Entries from "
-            f"#{first.index + 1} on do not fit; the store refuses additions until entries are "
-            "removed or consolidated."
-        )
-        return [Finding(OVER_BUDGET, Severity.ERROR, msg, first.start, entries[-1].end)]
-    near_share = min(max(near_share, 0.0), 1.0)
-    if near_share < 1.0 and used > near_share * limit:
-        # the entry that tipped it over
-        first = entries[min(bisect_right(through, near_share * limit + step), len(entries) - 1)]
-        msg = (
-            f"Memory is near its budget: {used}/{limit} chars ({share:.0%}, warning past "
-            f"{near_share:.0%}). Consolidate entries before the agent's next additions are refused."
-        )
-        return [Finding(NEAR_BUDGET, Severity.WARNING, msg, first.start, first.end)]
-    return []
-
-
-# --- duplicates ----------------------------------------------------------------------------------
-
-
-def _duplicates(doc: MemoryDocument) -> list[Finding]:
-    first_of: dict[str, Entry] = {}
-    later: list[tuple[Entry, Entry]] = []
-    for entry in doc.entries:
-        original = first_of.setdefault(entry.text, entry)
-        if original is not entry:
-            later.append((entry, original))
-    if not later:
-        return []
-    removed = {entry.index for entry, _ in later}
-    findings = []
-    for entry, original in later:
-        line = doc.pos_at(original.start).line + 1
-        msg = (
-            f"Duplicate of entry #{original.index + 1} (line {line}); the store keeps "
-            "only the first copy, so this one is not in the prompt and goes at the next write."
-        )
-        fix = Fix("Remove this duplicate entry", (_removal(doc, entry, removed),))
-        related = (Related(original.start, original.end, "first copy"),)
-        findings.append(
-            Finding(DUPLICATE_ENTRY, Severity.WARNING, msg, entry.start, entry.end, (fix,), related)
-        )
-    return findings
-
-
-def _removal(doc: MemoryDocument, entry: Entry, removed: set[int]) -> TextEdit:
-    """Delete an entry and one delimiter; composes with removing the other entries in `removed`.
-
-    An entry followed by a kept entry takes the delimiter after it; one in the trailing run of
-    removed entries takes the delimiter before it, so a union of removals never leaves a dangling
-    delimiter.
-    """
-    entries = doc.entries
-    i = entry.index
-    trailing = all(j in removed for j in range(i + 1, len(entries)))
-    if i > 0 and trailing:
-        return TextEdit(entries[i - 1].end, entry.end, "")
-    start, end = doc.removal_span(entry)
-    return TextEdit(start, end, "")
-
-
-# --- delimiters ----------------------------------------------------------------------------------
-
-
-def _delimiters(doc: MemoryDocument) -> list[Finding]:
-    findings = []
-    for d in doc.delimiters:
-        if d.kind is DelimiterKind.CANONICAL:
-            continue
-        what = "repeats `§`" if d.kind is DelimiterKind.REPEATED else "has blanks around `§`"
-        msg = f"Delimiter line {what}; a delimiter is a line holding only `§`."
-        fix = Fix("Normalize the delimiter to `§`", (TextEdit(d.start, d.end, SECTION_SIGN),))
-        findings.append(Finding(MALFORMED_DELIMITER, Severity.WARNING, msg, d.start, d.end, (fix,)))
-    text = doc.text
-    for s in doc.stray_delimiters:
-        if not s.at_edge:
-            col = doc.line_starts[s.line] + s.column
-            msg = (
-                "`§` inside text is not an entry delimiter (only a line holding just `§` splits "
-                "entries); this is fine if you meant the section sign."
-            )
-            findings.append(Finding(MALFORMED_DELIMITER, Severity.INFORMATION, msg, col, col + 1))
-            continue
-        nl = _line_break_near(doc, s.line)
-        line_text = text[s.start : s.end]
-        edits = []
-        head = _EDGE_START.match(line_text)
-        if head:
-            edits.append(TextEdit(s.start, s.start + head.end(), SECTION_SIGN + nl))
-        tail = _EDGE_END.search(line_text)
-        if tail and (not head or tail.start() >= head.end()):
-            edits.append(TextEdit(s.start + tail.start(), s.end, nl + SECTION_SIGN))
-        where = "starts" if head else "ends"
-        msg = (
-            f"This line {where} with `§` but holds other text, so it does not split entries; "
-            "a delimiter must be on a line of its own (a lost line break?)."
-        )
-        fixes = (Fix("Put `§` on its own line", tuple(edits)),) if edits else ()
-        findings.append(Finding(MALFORMED_DELIMITER, Severity.WARNING, msg, s.start, s.end, fixes))
-    return findings
-
-
-def _line_break_near(doc: MemoryDocument, line: int) -> str:
-    """The line break the document uses at `line` (after it, else before it), `\\n` by default."""
-    text = doc.text
-    end = doc.line_end(line)
-    if end < len(text):
-        return "\r\n" if text.startswith("\r\n", end) else text[end]
-    if line > 0:
-        prev_end = doc.line_end(line - 1)
-        return "\r\n" if text.startswith("\r\n", prev_end) else text[prev_end]
-    return "\n"
-
-
-def _empty_entries(doc: MemoryDocument) -> list[Finding]:
-    findings = []
-    for empty in doc.empty_entries:
-        d = empty.delimiter
-        start, end = doc.line_span_with_break(d.line)
-        if not doc.entries:
-            msg = "Only delimiters, no entries: the file holds nothing."
-        else:
-            msg = "Empty entry: a delimiter with nothing before or after it."
-        fix = Fix("Remove the extra delimiter", (TextEdit(start, end, ""),))
-        findings.append(Finding(EMPTY_ENTRY, Severity.WARNING, msg, d.start, d.end, (fix,)))
-    return findings
-
-
-# --- safety --------------------------------------------------------------------------------------
-
-
-def _sources(doc: MemoryDocument) -> Iterator[tuple[Entry, str]]:
-    """Each entry with its source text (offsets of a match + entry.start = offsets in the file).
-
-    Without a CR in the file the normalised text is the source text itself; reusing it spares a
-    slice per entry, and its hash is computed once per version.
-    """
-    text = doc.text
-    plain = "\r" not in text
-    for entry in doc.entries:
-        if plain and len(entry.text) == entry.end - entry.start:
-            yield entry, entry.text
-        else:
-            yield entry, text[entry.start : entry.end]
-
-
-def _unsafe(doc: MemoryDocument, cache: LintCache) -> list[Finding]:
-    """The store's scanner, run per entry (as the store does) on the entry's source text.
-
-    Outside entries there are only blanks, line breaks and delimiter lines, none of which the
-    scanner flags; the byte-order mark of the file is never part of an entry.
-    """
-    findings = []
-    for entry, raw in _sources(doc):
-        for issue in cache.scan(raw):
-            start, end = entry.start + issue.start, entry.start + issue.end
-            fixes: tuple[Fix, ...] = ()
-            if issue.kind == "invisible":
-                one = end - start == 1
-                title = "Remove the invisible character" if one else "Remove the hidden text"
-                fixes = (Fix(title, (TextEdit(start, end, ""),)),)
-                msg = (
-                    f"Unsafe content: {issue.message}; the store blocks this entry from the prompt."
-                )
-            else:
-                msg = (
-                    f"Unsafe content ({issue.kind}): {issue.message}; the store blocks this entry "
-                    "from the prompt."
-                )
-            findings.append(Finding(UNSAFE_CONTENT, Severity.ERROR, msg, start, end, fixes))
-    return findings
-
-
-def _secrets(doc: MemoryDocument, cache: LintCache) -> list[Finding]:
-    findings = []
-    msg = (
-        "This looks like a secret (API key, token or private key). Memory goes into every prompt "
-        "and is often committed: keep secrets in the environment or a vault, and rotate this one."
-    )
-    for entry, raw in _sources(doc):
-        for start, end in cache.find_secrets(raw):
-            findings.append(
-                Finding(
-                    POSSIBLE_SECRET, Severity.WARNING, msg, entry.start + start, entry.start + end
-                )
-            )
-    return findings
-
-
-# --- containment ---------------------------------------------------------------------------------
-
-
-def contained_in(texts: list[str]) -> dict[int, int]:
-    """For distinct `texts`: index of each text found inside another -> index of its first container.
-
-    Linear: one Aho-Corasick automaton over all texts, one pass over their join. Entry texts cannot
-    hold a line of only `§`, so no match can straddle the `\\n§\\n` that joins them.
-    """
-    position = {t: i for i, t in enumerate(texts)}
-    found = ContainmentIndex().update(texts)
-    return {position[t]: min(position[o] for o in outers) for t, outers in found.items()}
-
-
-class ContainmentIndex:
-    """Which distinct entry texts lie inside another, kept up to date across versions.
-
-    A full rebuild is one Aho-Corasick automaton over all texts and one pass over their join
-    (linear). Between rebuilds, an update only looks at the texts that appeared or disappeared:
-    the cached automaton finds the known texts inside a new one, one `str.find` per container
-    finds the texts a new one lies in, and texts added since the build are checked directly.
-    """
-
-    REBUILD_AFTER = 64
-
-    def __init__(self) -> None:
-        self.texts: set[str] = set()
-        self.automaton: Any = None
-        self.pending: list[str] = []  # current texts that are not patterns of the automaton
-        self.inside: dict[str, set[str]] = {}  # text -> the texts it contains
-        self.containers: dict[str, set[str]] = {}  # text -> the texts containing it
-
-    def update(self, texts: list[str]) -> dict[str, set[str]]:
-        """Distinct `texts` of the new version -> {contained text: its container texts}."""
-        new = set(texts)
-        removed = self.texts - new
-        added = [t for t in texts if t not in self.texts]
-        if (
-            self.automaton is None
-            or len(removed) + len(added) > max(self.REBUILD_AFTER, len(new) // 8)
-            or len(self.pending) + len(added) > self.REBUILD_AFTER
-        ):
-            self._rebuild(texts)
-        else:
-            for gone in removed:
-                for inner in self.inside.pop(gone, ()):
-                    self.containers[inner].discard(gone)
-                for outer in self.containers.pop(gone, ()):
-                    self.inside[outer].discard(gone)
-            self.texts = new
-            self.pending = [t for t in self.pending if t in new]
-            if added:
-                self._add(texts, added)
-        return {t: outer for t, outer in self.containers.items() if outer}
-
-    def _pair(self, inner: str, outer: str) -> None:
-        self.containers.setdefault(inner, set()).add(outer)
-        self.inside.setdefault(outer, set()).add(inner)
-
-    def _rebuild(self, texts: list[str]) -> None:
-        self.texts = set(texts)
-        self.inside, self.containers, self.pending = {}, {}, []
-        automaton = ahocorasick.Automaton()
-        for t in texts:
-            automaton.add_word(t, t)
-        self.automaton = automaton
-        if texts:
-            automaton.make_automaton()
-        if len(texts) < 2:
-            return
-        starts = _starts(texts)
-        for end, pattern in automaton.iter(ENTRY_DELIMITER.join(texts)):
-            start = end - len(pattern) + 1
-            j = bisect_right(starts, start) - 1
-            outer = texts[j]
-            if outer != pattern and end < starts[j] + len(outer):
-                self._pair(pattern, outer)
-
-    def _add(self, texts: list[str], added: list[str]) -> None:
-        hay = ENTRY_DELIMITER.join(texts)
-        starts = _starts(texts)
-        fresh = set(added)
-        for a in added:
-            pos = hay.find(a)
-            while pos != -1:  # the texts `a` lies in: one find per container
-                j = bisect_right(starts, pos) - 1
-                outer_end = starts[j] + len(texts[j])
-                if texts[j] != a and pos + len(a) <= outer_end:
-                    self._pair(a, texts[j])
-                pos = hay.find(a, outer_end)
-            if self.automaton.kind == ahocorasick.AHOCORASICK:
-                for _, pattern in self.automaton.iter(a):  # known texts inside `a`
-                    if pattern != a and pattern in self.texts and pattern not in fresh:
-                        self._pair(pattern, a)
-            for p in self.pending:  # texts added since the automaton was built
-                if p != a and p in a:
-                    self._pair(p, a)
-        self.pending.extend(added)
-
-
-def _starts(texts: list[str]) -> list[int]:
-    """Offsets of each text in `ENTRY_DELIMITER.join(texts)`."""
-    step = len(ENTRY_DELIMITER)
-    return [0, *accumulate(len(t) + step for t in texts[:-1])] if texts else []
-
-
 def shortest_address(texts: list[str], index: int) -> str:
     """The shortest `old_text` that makes the store's replace/remove pick `texts[index]`.
 
@@ -590,44 +1070,3 @@ def shortest_address(texts: list[str], index: int) -> str:
         if stop - start < len(best):
             best = text[start:stop]
     return best
-
-
-def _ambiguous(doc: MemoryDocument, index: ContainmentIndex) -> list[Finding]:
-    firsts: dict[str, Entry] = {}
-    for entry in doc.entries:
-        firsts.setdefault(entry.text, entry)
-    findings = []
-    for inner, outers in index.update(list(firsts)).items():
-        entry = firsts[inner]
-        outer = min((firsts[o] for o in outers), key=lambda e: e.index)
-        line = doc.pos_at(outer.start).line + 1
-        msg = (
-            f"Entry is contained in entry #{outer.index + 1} (line {line}): only its exact full "
-            "text addresses it in replace/remove; a shorter old_text also matches the other entry."
-        )
-        related = (Related(outer.start, outer.end, "the entry that contains it"),)
-        findings.append(
-            Finding(AMBIGUOUS_ENTRY, Severity.WARNING, msg, entry.start, entry.end, (), related)
-        )
-    return findings
-
-
-# --- canonical form ------------------------------------------------------------------------------
-
-
-def _non_canonical(doc: MemoryDocument) -> list[Finding]:
-    text = doc.text
-    canonical = serialize(doc.entry_texts)
-    if text in (canonical, canonical.rstrip("\n")) or not doc.entries:
-        return []
-    at = common_prefix(text, canonical)
-    line = doc.pos_at(at).line
-    start, end = doc.line_starts[line], doc.line_end(line)
-    msg = (
-        "Not in the store's canonical form (entries stripped, `\\n§\\n` between them, LF line "
-        "ends, no BOM); the store rewrites it so on its next write. Format Document does it now."
-    )
-    suffix = common_suffix(text[at:], canonical[at:])
-    edit = TextEdit(at, len(text) - suffix, canonical[at : len(canonical) - suffix])
-    fix = Fix("Rewrite the file in canonical form", (edit,), fix_all=False)
-    return [Finding(NON_CANONICAL, Severity.HINT, msg, start, max(end, start), (fix,))]

@@ -1,0 +1,117 @@
+"""The agent's side of layer 2 (memory providers): recall into the user message, archive finished
+turns, forward memory writes, and say once when the provider broke.
+
+The `MemoryManager` already guards every hook (a time limit, failures logged and skipped), so a
+provider that hangs or raises never fails a turn; this module only decides WHEN the hooks run and
+turns the manager's state into the session's events (`recall`, `provider_error`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..memory.providers import MemoryManager, make_memory_search_tool
+from ..memory.store import MemoryStore, WriteEvent, WriteListener
+from ..tools import Tool
+from .messages import Message
+
+__all__ = ["RECALL_CHARS", "SessionProvider", "WriteFanOut"]
+
+logger = logging.getLogger(__name__)
+
+#: At most this many characters of recalled memory go into one user message.
+RECALL_CHARS = 2000
+_ITEM_HEADER = "## Recalled item "
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+class WriteFanOut:
+    """A store write listener that calls several listeners in order, each under its own guard (a
+    failing one is logged and the others still run)."""
+
+    def __init__(self, *listeners: WriteListener | None) -> None:
+        self.listeners: list[WriteListener] = [item for item in listeners if item is not None]
+
+    def __call__(self, event: WriteEvent) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(event)
+            except Exception:
+                logger.exception("memory write listener failed")
+
+
+class SessionProvider:
+    """One agent's use of a `MemoryManager`: its hooks at the right moments, its events once."""
+
+    def __init__(self, manager: MemoryManager, emit: Emit) -> None:
+        self.manager = manager
+        self._emit = emit
+        self._reported = False
+        self._store: MemoryStore | None = None
+        self._listener: WriteListener | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.manager.active
+
+    def search_tool(self) -> Tool:
+        """`memory_search` over this manager (the agent offers it when the manager is active)."""
+        return make_memory_search_tool(self.manager)
+
+    def attach(self, store: MemoryStore | None) -> None:
+        """Send the store's writes to the provider too, beside the listener the caller set."""
+        if store is None or self._listener is not None:
+            return
+        self._store = store
+        self._listener = self.manager.memory_write_listener()
+        current = store.on_write
+        if isinstance(current, WriteFanOut):
+            current.listeners.append(self._listener)
+        else:
+            store.on_write = WriteFanOut(current, self._listener)
+
+    def detach(self) -> None:
+        store, listener = self._store, self._listener
+        self._store = self._listener = None
+        fan_out = store.on_write if store is not None else None
+        if isinstance(fan_out, WriteFanOut) and listener in fan_out.listeners:
+            fan_out.listeners.remove(listener)
+
+    def recall(self, text: str, snapshot_entries: Sequence[str]) -> str:
+        """The `<recalled_memory>` block for this user message ("" most turns); emits `recall`."""
+        block = self.manager.recall(
+            text, snapshot_entries=list(snapshot_entries), max_chars=RECALL_CHARS
+        )
+        self.check()
+        if block:
+            items = sum(1 for line in block.splitlines() if line.startswith(_ITEM_HEADER))
+            self._emit({"kind": "recall", "chars": len(block), "items": items})
+        return block
+
+    def sync_turn(self, user: str, reply: str) -> None:
+        self.manager.sync_turn(user, reply)
+        self.check()
+
+    def end_session(self, messages: Sequence[Message]) -> None:
+        """The session is over: hand its history to the provider, forget what was recalled."""
+        if len(messages) > 1:
+            self.manager.on_session_end(messages)
+        self.manager.new_session()
+        self.check()
+
+    def check(self) -> None:
+        """Emit `provider_error` the first time the manager reports its provider broken."""
+        broken = self.manager.broken
+        if broken is None or self._reported:
+            return
+        self._reported = True
+        self._emit(
+            {
+                "kind": "provider_error",
+                "provider": self.manager.name or "provider",
+                "message": f"The memory provider was turned off for this session: {broken}",
+            }
+        )

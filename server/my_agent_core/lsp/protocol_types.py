@@ -1,0 +1,221 @@
+"""The custom `myAgent/*` payloads as TypedDicts: the Python side of `client/src/protocol.ts`.
+
+Names are the wire names (camelCase), so a payload built here is the JSON the client reads; mypy
+checks the handlers against them. `docs/protocol.md` documents the semantics. Params arrive raw
+and are validated by `params.py` before they are trusted, so the param types describe what a
+valid request holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+__all__ = [
+    "ChatEvent",
+    "ChatSendParams",
+    "ChatSendResult",
+    "ChatSessionsResult",
+    "ChatSnapshotResult",
+    "ChatStartResult",
+    "ContextItem",
+    "EditAction",
+    "FolderParams",
+    "JournalEntryJson",
+    "MemoryChangedParams",
+    "MemoryEditParams",
+    "MemoryEditResult",
+    "MemoryLogParams",
+    "MemoryLogResult",
+    "MemoryStateResult",
+    "RequestUsage",
+    "SessionParams",
+    "SessionUsage",
+    "SnapshotStore",
+    "StoreStateJson",
+    "SystemPromptResult",
+    "Target",
+]
+
+Target = Literal["memory", "user"]
+EditAction = Literal["add", "replace", "remove"]
+ChangeSource = Literal["agent", "user", "cli", "disk"]
+
+
+# ---- memory ---------------------------------------------------------------------------------------
+
+
+class FolderParams(TypedDict, total=False):
+    folder: str  # a workspace-folder URI; omitted: the first folder
+
+
+class _StoreStateRequired(TypedDict):
+    target: str
+    path: str  # absolute file path
+    used: int
+    limit: int
+    entries: list[str]
+    available: bool
+
+
+class StoreStateJson(_StoreStateRequired, total=False):
+    """One memory file as it is on disk."""
+
+    error: str  # why the file is unavailable
+    journalError: str  # the last edit was saved but could not be recorded in the history
+
+
+class MemoryStateResult(TypedDict):
+    """`myAgent/memory/state` (and the `state` of edit/undo results)."""
+
+    folder: str
+    trusted: bool
+    stores: list[StoreStateJson]
+
+
+class MemoryEditParams(FolderParams, total=False):
+    target: Target
+    action: EditAction
+    content: str
+    oldText: str
+    newContent: str
+
+
+class MemoryEditResult(TypedDict):
+    """`myAgent/memory/edit` and `myAgent/memory/undo`."""
+
+    message: str
+    state: MemoryStateResult
+
+
+class MemoryLogParams(FolderParams, total=False):
+    limit: int
+
+
+class JournalEntryJson(TypedDict):
+    id: str
+    time: float  # epoch seconds
+    action: str
+    target: str
+    author: str
+    before: str | None
+    after: str | None
+
+
+class MemoryLogResult(TypedDict):
+    entries: list[JournalEntryJson]
+
+
+class _MemoryChangedRequired(_StoreStateRequired):
+    folder: str
+    source: str  # ChangeSource
+
+
+class MemoryChangedParams(_MemoryChangedRequired, total=False):
+    """Notification `myAgent/memory/changed`: a store changed, whoever changed it."""
+
+    error: str
+    journalError: str
+    sessionId: str
+    journalId: str
+
+
+# ---- chat -----------------------------------------------------------------------------------------
+
+
+class SessionParams(TypedDict):
+    sessionId: str
+
+
+class ChatStartResult(TypedDict):
+    sessionId: str
+    folder: str
+    memory: bool
+
+
+class _Position(TypedDict):
+    line: int
+    character: int
+
+
+class _Range(TypedDict):
+    start: _Position
+    end: _Position
+
+
+class _ContextRequired(TypedDict):
+    uri: str
+
+
+class ContextItem(_ContextRequired, total=False):
+    """An editor's text a turn reads (the active editor or its selection)."""
+
+    range: _Range
+
+
+class _ChatSendRequired(TypedDict):
+    sessionId: str
+    message: str
+
+
+class ChatSendParams(_ChatSendRequired, total=False):
+    context: list[ContextItem]
+
+
+class RequestUsage(TypedDict):
+    promptTokens: int
+    completionTokens: int
+    cachedTokens: int | None
+
+
+class SessionUsage(RequestUsage):
+    requests: int
+    cacheHitRate: float | None
+
+
+class ChatSendResult(TypedDict):
+    reply: str
+    usage: SessionUsage
+
+
+class _ChatEventRequired(TypedDict):
+    sessionId: str
+    kind: str  # delta, tool_call, tool_result, memory_changed, usage, done, error, ...
+
+
+class ChatEvent(_ChatEventRequired, total=False):
+    """Notification `myAgent/chat/event`; which fields are present depends on `kind`."""
+
+    text: str
+    callId: str
+    name: str
+    arguments: str
+    ok: bool
+    content: str
+    target: str
+    action: str
+    journalId: str
+    reply: str
+    usage: dict[str, Any]
+    message: str
+    promptTokens: int
+    completionTokens: int
+    cachedTokens: int | None
+
+
+class SystemPromptResult(TypedDict):
+    text: str
+
+
+class SnapshotStore(TypedDict):
+    target: str
+    entries: list[str]
+
+
+class ChatSnapshotResult(ChatStartResult):
+    """`myAgent/chat/snapshot`: the entries frozen into a session's system prompt."""
+
+    stores: list[SnapshotStore]
+
+
+class ChatSessionsResult(TypedDict):
+    sessions: list[ChatStartResult]
