@@ -448,3 +448,24 @@ def test_a_file_far_over_any_budget_is_left_to_the_base_lint(rules: WorkspaceRul
     doc = parse(ENTRY_DELIMITER.join(entries))
     assert len(doc.text) > MAX_CHARS and rules.lint(doc) == []
     assert len(rules.lint(parse(ENTRY_DELIMITER.join(entries[:10])))) == 20
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Run scripts/x.sh",
+        "Run scripts/x.sh\n§\nkeep",
+        "keep\n§\nRun scripts/x.sh",
+        "keep\n§\nRun scripts/x.sh\n§\nkeep too",
+        "keep\n§\n§\nRun scripts/x.sh\n§\n\n§\nkeep too\n",
+        "\r\nkeep\r\n§\r\nRun scripts/x.sh  \r\n§\r\n",
+    ],
+)
+def test_the_removal_fix_matches_the_parser(rules: WorkspaceRules, text: str) -> None:
+    """The fix computed on pieces (the editor's live text) is the parser's removal span."""
+    doc = parse(text)
+    (finding,) = [f for f in rules.lint(doc) if f.code == STALE_REFERENCE]
+    (edit,) = finding.fixes[-1].edits
+    entry = next(e for e in doc.entries if "scripts/x.sh" in e.text)
+    assert (edit.start, edit.end) == doc.removal_span(entry)
+    assert "scripts/x.sh" not in apply_edits(text, [edit])

@@ -24,8 +24,8 @@ from my_agent_core.context.index import WorkspaceIndex
 from my_agent_core.context.references import EntryRefs, PathRef, extract
 from my_agent_core.context.similarity import ContextCorpus, ContextMatch
 from my_agent_core.context.volatile import VolatileSpan, volatile_spans
-from my_agent_core.memory.document import Entry, MemoryDocument
-from my_agent_core.memory.lint import Finding, Fix, Severity, TextEdit
+from my_agent_core.memory.document import MemoryDocument, Piece
+from my_agent_core.memory.lint import DocumentLayout, Finding, Fix, PieceLayout, Severity, TextEdit
 
 __all__ = [
     "IN_CONTEXT_FILE",
@@ -83,19 +83,30 @@ class WorkspaceRules:
     def lint(self, doc: MemoryDocument) -> list[Finding]:
         """The findings of these rules on a parsed memory file, sorted by position (none for a
         file over `MAX_CHARS`)."""
-        if len(doc.text) > MAX_CHARS:
+        return self.lint_layout(DocumentLayout(doc))
+
+    def lint_layout(self, layout: PieceLayout) -> list[Finding]:
+        """The same on a file cut into pieces (the language server's live text: no re-parse)."""
+        if len(layout) > MAX_CHARS:
             return []
         generation = self.index.generation if self.index is not None else 0
         findings: list[Finding] = []
-        text = doc.text
-        for entry in doc.entries:
-            source = text[entry.start : entry.end]
+        pieces = layout.chunks
+        for piece in pieces:
+            entry = piece.entry
+            if entry is None:
+                continue
+            local_start = piece.local(entry.start)
+            source = piece.text[local_start : piece.local(entry.end)]
             cached = self._checked.get(source)
             if cached is None or cached[0] != generation:
                 if len(self._checked) >= _MAX_CACHED:
                     self._checked.clear()
                 cached = self._checked[source] = (generation, tuple(self._claims(source)))
-            findings.extend(_finding(doc, entry, claim) for claim in cached[1])
+            if cached[1]:
+                start = layout.chunk_start(piece.index) + local_start
+                spot = _Spot(layout, pieces, piece, start, start + len(source))
+                findings.extend(_finding(spot, claim) for claim in cached[1])
         findings.sort(key=lambda f: (f.start, f.end, f.severity))
         return findings
 
@@ -224,8 +235,40 @@ def _volatile(span: VolatileSpan) -> _Claim:
     return _Claim(VOLATILE_CONTENT, Severity.HINT, message, span.start, span.end)
 
 
-def _finding(doc: MemoryDocument, entry: Entry, claim: _Claim) -> Finding:
-    start, end = entry.start + claim.start, entry.start + claim.end
+@dataclass(frozen=True, slots=True)
+class _Spot:
+    """Where an entry is in the file (absolute offsets) and how to reach its neighbours."""
+
+    layout: PieceLayout
+    pieces: list[Piece]
+    piece: Piece
+    start: int
+    end: int
+
+    def _entry_span(self, piece: Piece) -> tuple[int, int]:
+        entry = piece.entry
+        assert entry is not None
+        base = self.layout.chunk_start(piece.index)
+        return base + piece.local(entry.start), base + piece.local(entry.end)
+
+    def removal(self) -> TextEdit:
+        """Delete the entry and one delimiter next to it (as `MemoryDocument.removal_span`)."""
+        pieces = self.pieces
+        k = self.piece.index + 1
+        while k < len(pieces) and pieces[k].entry is None:
+            k += 1
+        if k < len(pieces):  # the entry, its trailing blanks and the delimiter after it
+            return TextEdit(self.start, self._entry_span(pieces[k])[0], "")
+        k = self.piece.index - 1
+        while k >= 0 and pieces[k].entry is None:
+            k -= 1
+        if k >= 0:  # the last entry: from the end of the previous one
+            return TextEdit(self._entry_span(pieces[k])[1], self.end, "")
+        return TextEdit(self.start, self.end, "")
+
+
+def _finding(spot: _Spot, claim: _Claim) -> Finding:
+    start, end = spot.start + claim.start, spot.start + claim.end
     fixes: list[Fix] = []
     if claim.replacement is not None:
         fixes.append(
@@ -236,6 +279,5 @@ def _finding(doc: MemoryDocument, entry: Entry, claim: _Claim) -> Finding:
             )
         )
     if claim.code in (STALE_REFERENCE, IN_CONTEXT_FILE):
-        removal = TextEdit(*doc.removal_span(entry), "")
-        fixes.append(Fix("Remove this entry", (removal,), fix_all=False))
+        fixes.append(Fix("Remove this entry", (spot.removal(),), fix_all=False))
     return Finding(claim.code, claim.severity, claim.message, start, end, tuple(fixes))
