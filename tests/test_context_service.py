@@ -66,3 +66,24 @@ def test_a_broken_listener_does_not_break_the_index(tmp_path: Path) -> None:
     assert checks.file_events([FileEvent("created", str(tmp_path / "a.py"))]).files
     checks.close()
     assert checks.on_change is None
+
+
+def test_submitted_events_are_applied_in_order_off_the_calling_thread(tmp_path: Path) -> None:
+    changed = threading.Event()
+    checks = WorkspaceChecks(tmp_path, on_change=changed.set, background=False)
+    changed.clear()
+    (tmp_path / "a.py").write_text("", encoding="utf-8")
+    checks.submit([FileEvent("created", str(tmp_path / "a.py"))])
+    (tmp_path / "a.py").rename(tmp_path / "b.py")
+    checks.submit([FileEvent("renamed", str(tmp_path / "b.py"), str(tmp_path / "a.py"))])
+    assert changed.wait(30)
+    for _ in range(300):
+        if checks.index is not None and checks.index.has_file("b.py"):
+            break
+        threading.Event().wait(0.01)
+    assert checks.index is not None and checks.index.has_file("b.py")
+    assert not checks.index.has_file("a.py") and checks.index.renamed_to("a.py") == "b.py"
+    checks.submit([])  # nothing to do
+    checks.close()
+    checks.submit([FileEvent("deleted", str(tmp_path / "b.py"))])  # ignored once closed
+    assert checks.index.has_file("b.py")

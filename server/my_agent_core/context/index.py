@@ -265,21 +265,22 @@ class WorkspaceIndex:
 
     def apply(self, events: Iterable[FileEvent]) -> IndexChange:
         """Bring the index up to date with a batch of events; says what changed."""
-        batch = list(events)
-        if len(batch) > REBUILD_AT:
-            self.rebuild()
+        batch = [(event, self._relative(event.path)) for event in events]
+        if len(batch) > REBUILD_AT or any(rel and _is_ignore_file(rel) for _e, rel in batch):
+            self.rebuild()  # walks outside the lock: lints go on meanwhile
+            with self._lock:
+                for event, rel in batch:
+                    old = self._relative(event.old) if event.old is not None else None
+                    if event.kind == "renamed" and rel is not None and old is not None:
+                        self._remember_rename(old, rel)
             return IndexChange(rebuilt=True)
         with self._lock:
             deleted: list[str] = []
             created: list[str] = []
             files = manifests = context = False
-            for event in batch:
-                rel = self._relative(event.path)
+            for event, rel in batch:
                 if rel is None:
                     continue
-                if _is_ignore_file(rel):
-                    self.rebuild()
-                    return IndexChange(rebuilt=True)
                 if event.kind == "renamed" and event.old is not None:
                     old = self._relative(event.old)
                     if old is not None:

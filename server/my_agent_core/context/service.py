@@ -18,6 +18,7 @@ from pathlib import Path
 
 from my_agent_core.context.index import FileEvent, IndexChange, WorkspaceIndex
 from my_agent_core.context.rules import WorkspaceRules
+from my_agent_core.memory.lint import Finding, PieceLayout
 
 __all__ = ["WorkspaceChecks"]
 
@@ -40,6 +41,8 @@ class WorkspaceChecks:
         self._ripgrep = ripgrep
         self._lock = threading.Lock()
         self._pending: list[FileEvent] = []
+        self._queue: list[list[FileEvent]] = []
+        self._worker: threading.Thread | None = None
         self._index: WorkspaceIndex | None = None
         self._closed = False
         #: Rules usable at once: `volatile-content` only until the index is ready.
@@ -73,7 +76,8 @@ class WorkspaceChecks:
         self._notify()
 
     def file_events(self, events: Iterable[FileEvent]) -> IndexChange:
-        """Apply events (any thread); calls `on_change` when a re-lint may show something else."""
+        """Apply events now, on the calling thread; calls `on_change` when a re-lint may show
+        something else. Before the index is ready they are kept for it."""
         batch = list(events)
         with self._lock:
             index = self._index
@@ -84,6 +88,39 @@ class WorkspaceChecks:
         if change.any:
             self._notify()
         return change
+
+    def submit(self, events: Iterable[FileEvent]) -> None:
+        """Apply events on this folder's worker thread, in order (a server's event loop must not
+        wait for a rebuild after a branch switch); `on_change` says when they are in."""
+        batch = list(events)
+        if not batch:
+            return
+        with self._lock:
+            if self._closed:
+                return
+            self._queue.append(batch)
+            if self._worker is not None:
+                return
+            self._worker = threading.Thread(
+                target=self._drain, name="workspace-events", daemon=True
+            )
+            self._worker.start()
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queue or self._closed:
+                    self._worker = None
+                    return
+                batch = self._queue.pop(0)
+            try:
+                self.file_events(batch)
+            except Exception:
+                logger.exception("workspace events of %s could not be applied", self.folder)
+
+    def lint_layout(self, layout: PieceLayout) -> list[Finding]:
+        """The current rules on a file cut into pieces (the editor's live text)."""
+        return self.rules.lint_layout(layout)
 
     def close(self) -> None:
         """Stop caring: a build still running is dropped, no more callbacks."""
