@@ -22,10 +22,10 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from my_agent_core.context.events import FileEvent, IndexChange
 from my_agent_core.context.files import CONTEXT_FILE_NAMES, ContextText, read_context_texts
 from my_agent_core.context.manifests import (
     JUST_NAMES,
@@ -48,8 +48,6 @@ __all__ = [
     "WorkspaceIndex",
 ]
 
-EventKind = Literal["created", "changed", "deleted"]
-
 #: A batch with more events than this rebuilds the index (cheaper than thousands of checks).
 REBUILD_AT = 500
 #: Bytes read of a package.json, Makefile or justfile.
@@ -59,30 +57,6 @@ _RULES_MEMO = 512
 _IGNORE_FILES = frozenset({".gitignore", ".ignore", ".rgignore"})
 _WATCHED = frozenset({NPM_NAME, *MAKE_NAMES, *JUST_NAMES, *CONTEXT_FILE_NAMES})
 _BUILD_TIMEOUT_S = 120.0
-
-
-@dataclass(frozen=True, slots=True)
-class FileEvent:
-    """One change of the folder: `path` absolute or relative to it; for `renamed`, `old` is the
-    path it had (the editor's `workspace/didRenameFiles`, or a watcher that knows)."""
-
-    kind: EventKind | Literal["renamed"]
-    path: str
-    old: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class IndexChange:
-    """What a batch of events changed (`any`: re-lint; `manifests`/`context`: which parts)."""
-
-    files: bool = False
-    manifests: bool = False
-    context: bool = False
-    rebuilt: bool = False
-
-    @property
-    def any(self) -> bool:
-        return self.files or self.manifests or self.context or self.rebuilt
 
 
 class WorkspaceIndex:

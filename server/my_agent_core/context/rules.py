@@ -19,13 +19,16 @@ in one entry re-checks that entry only, and the folder is never walked here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from my_agent_core.context.index import WorkspaceIndex
 from my_agent_core.context.references import EntryRefs, PathRef, extract
 from my_agent_core.context.similarity import ContextCorpus, ContextMatch
 from my_agent_core.context.volatile import VolatileSpan, volatile_spans
 from my_agent_core.memory.document import MemoryDocument, Piece
 from my_agent_core.memory.lint import DocumentLayout, Finding, Fix, PieceLayout, Severity, TextEdit
+
+if TYPE_CHECKING:  # the walker is loaded only by whoever builds an index
+    from my_agent_core.context.index import WorkspaceIndex
 
 __all__ = [
     "IN_CONTEXT_FILE",

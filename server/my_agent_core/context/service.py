@@ -15,10 +15,14 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from my_agent_core.context.index import FileEvent, IndexChange, WorkspaceIndex
+from my_agent_core.context.events import FileEvent, IndexChange
 from my_agent_core.context.rules import WorkspaceRules
 from my_agent_core.memory.lint import Finding, PieceLayout
+
+if TYPE_CHECKING:
+    from my_agent_core.context.index import WorkspaceIndex
 
 __all__ = ["WorkspaceChecks"]
 
@@ -59,6 +63,9 @@ class WorkspaceChecks:
 
     def _build(self) -> None:
         try:
+            # Imported here, on the worker: the walker's imports stay off the server's start-up.
+            from my_agent_core.context.index import WorkspaceIndex
+
             index = WorkspaceIndex.build(self.folder, ripgrep=self._ripgrep)
         except Exception:  # a folder that vanished or cannot be read: keep the volatile rule only
             logger.exception("workspace index of %s could not be built", self.folder)

@@ -33,6 +33,7 @@ from .params import invalid, to_plain
 from .protocol_types import JournalEntryJson, MemoryChangedParams, MemoryStateResult, StoreStateJson
 from .settings import Settings
 from .uris import norm_path, path_to_uri, uri_to_path
+from .workspace_lint import WATCH_ALL_GLOB
 
 if TYPE_CHECKING:
     from my_agent_core.memory.journal import JournalRecord
@@ -447,6 +448,7 @@ def register(ls: MyAgentServer) -> None:
     @ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def on_folders(ls: MyAgentServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
         added, removed = ls.memory.sync_folders()
+        ls.workspace_lint.sync_folders()
         for path in added:
             ls.memory.baseline(ls.memory.folders[path])
         for path in removed:
@@ -454,6 +456,7 @@ def register(ls: MyAgentServer) -> None:
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def on_watched(ls: MyAgentServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.workspace_lint.file_events(params.changes)  # the index behind stale-reference
         seen: set[Path] = set()
         for change in params.changes:
             mf = ls.memory_file(change.uri)
@@ -491,7 +494,10 @@ async def register_watcher(ls: MyAgentServer) -> None:
         id=f"my-agent-memory-watch-{uuid.uuid4().hex[:8]}",
         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
         register_options=types.DidChangeWatchedFilesRegistrationOptions(
-            watchers=[types.FileSystemWatcher(glob_pattern=WATCH_GLOB)]
+            watchers=[
+                types.FileSystemWatcher(glob_pattern=WATCH_GLOB),
+                types.FileSystemWatcher(glob_pattern=WATCH_ALL_GLOB),  # workspace_lint's index
+            ]
         ),
     )
     try:
