@@ -144,16 +144,22 @@ async def test_pull_clients_get_them_too(repo: Path) -> None:
         await stop_server(client)
 
 
-async def test_the_watcher_covers_the_workspace(push: LanguageClient, repo: Path) -> None:
+async def test_the_watcher_covers_the_workspace_once_memory_is_open(
+    push: LanguageClient, repo: Path
+) -> None:
+    def globs() -> list[str]:
+        return [
+            watcher["globPattern"]  # the client sees the options as plain JSON
+            for r in push.registrations  # type: ignore[attr-defined]
+            if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+            for watcher in r.register_options["watchers"]
+        ]
+
+    await wait_until(lambda: "**/.my_agent_core/memory/*.md" in globs(), timeout=30)
+    assert "**/*" not in globs(), "no memory file open yet: the workspace is not watched"
     open_memory(push, repo)
-    await wait_until(lambda: bool(push.registrations), timeout=30)  # type: ignore[attr-defined]
-    globs = [
-        watcher["globPattern"]  # the client sees the options as plain JSON
-        for r in push.registrations  # type: ignore[attr-defined]
-        if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
-        for watcher in r.register_options["watchers"]
-    ]
-    assert "**/*" in globs and "**/.my_agent_core/memory/*.md" in globs
+    await wait_until(lambda: "**/*" in globs(), timeout=30)
+    assert globs().count("**/*") == 1
 
 
 async def test_a_folder_the_editor_does_not_have_open_is_not_indexed(

@@ -33,7 +33,6 @@ from .params import invalid, to_plain
 from .protocol_types import JournalEntryJson, MemoryChangedParams, MemoryStateResult, StoreStateJson
 from .settings import Settings
 from .uris import norm_path, path_to_uri, uri_to_path
-from .workspace_lint import WATCH_ALL_GLOB
 
 if TYPE_CHECKING:
     from my_agent_core.memory.journal import JournalRecord
@@ -494,10 +493,7 @@ async def register_watcher(ls: MyAgentServer) -> None:
         id=f"my-agent-memory-watch-{uuid.uuid4().hex[:8]}",
         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
         register_options=types.DidChangeWatchedFilesRegistrationOptions(
-            watchers=[
-                types.FileSystemWatcher(glob_pattern=WATCH_GLOB),
-                types.FileSystemWatcher(glob_pattern=WATCH_ALL_GLOB),  # workspace_lint's index
-            ]
+            watchers=[types.FileSystemWatcher(glob_pattern=WATCH_GLOB)]
         ),
     )
     try:

@@ -6,14 +6,19 @@ by the client's file watcher and `workspace/didRenameFiles`, and open memory fil
 Only folders the editor has open get an index: a memory file opened from anywhere else (a home
 folder) would mean walking that whole tree, so it gets the rules that need no workspace. The
 rules read files of the folder locally and send nothing anywhere, so untrusted folders are
-checked too (as the base lint checks them).
+checked too (as the base lint checks them). The watcher for every file is registered (dynamic
+registration) when the first index is started, so a session that never opens a memory file
+never gets the workspace's file events; a client without dynamic registration sends none, and
+the index then stays as built (no polling).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -63,6 +68,8 @@ class WorkspaceLint:
         self._checks: dict[Path, WorkspaceChecks] = {}
         self._lock = threading.Lock()
         self._outside: _NoWorkspace | None = None
+        self._watching = False
+        self._registering: asyncio.Task[None] | None = None
 
     def checks_for(self, folder: Path) -> WorkspaceChecks | _NoWorkspace:
         """The checks of a workspace folder (started on first use), or the workspace-free rules
@@ -81,7 +88,38 @@ class WorkspaceLint:
             found = self._checks[key] = WorkspaceChecks(
                 key, on_change=lambda: self.ls.post(self._changed, key)
             )
-            return found
+        self._watch()
+        return found
+
+    def _watch(self) -> None:
+        """Ask the client (once) to report every file of the workspace."""
+        if self._watching:
+            return
+        self._watching = True
+        caps = self.ls.client_capabilities.workspace
+        watched = caps.did_change_watched_files if caps else None
+        if not (watched and watched.dynamic_registration):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._registering = loop.create_task(self._register_watcher())  # kept: not collected
+
+    async def _register_watcher(self) -> None:
+        registration = types.Registration(
+            id=f"my-agent-workspace-watch-{uuid.uuid4().hex[:8]}",
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                watchers=[types.FileSystemWatcher(glob_pattern=WATCH_ALL_GLOB)]
+            ),
+        )
+        try:
+            await self.ls.client_register_capability_async(
+                types.RegistrationParams(registrations=[registration])
+            )
+        except Exception as exc:
+            logger.info("client/registerCapability (workspace watcher) failed: %s", exc)
 
     def file_events(self, changes: Sequence[types.FileEvent]) -> None:
         """`workspace/didChangeWatchedFiles`: hand each folder its events (applied off the loop)."""
