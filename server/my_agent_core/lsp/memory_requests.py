@@ -1,4 +1,6 @@
-"""`myAgent/memory/*` requests: the memory panel's state, edits (journal author `user`), undo and log.
+"""`myAgent/memory/*` requests: the memory panel's state, edits (journal author `user`), undo, log
+and import, and `memory/tool`: the built-in `memory` tool for agents outside our chat (the VS Code
+language-model tool forwards to it; journal author `vscode-lm:<client>`).
 
 Store work runs in a worker thread (file locks may wait on other processes); the change notification is
 posted to the event loop before the answer, so the panel never sees a stale state after its own edit.
@@ -7,10 +9,14 @@ posted to the event loop before the answer, so the panel never sees a stale stat
 from __future__ import annotations
 
 import asyncio
+import re
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from my_agent_core.memory.paths import FILE_NAMES, TARGETS
 
+from .memory_layer import layer_settings
 from .params import (
     MEMORY_EDIT_REFUSED,
     RequestError,
@@ -21,13 +27,26 @@ from .params import (
     req_str,
     to_params,
 )
-from .protocol_types import MemoryEditResult, MemoryLogResult, MemoryStateResult
+from .protocol_types import (
+    MemoryEditResult,
+    MemoryLogResult,
+    MemoryStateResult,
+    MemoryToolResult,
+)
 from .workspace import record_json
 
 if TYPE_CHECKING:
-    from .server import MyAgentServer
+    from my_agent_core.memory.store import MemoryStore, WriteEvent
 
-__all__ = ["register"]
+    from .server import MyAgentServer
+    from .workspace import FolderState
+
+__all__ = ["AgentToolStores", "caller_name", "register"]
+
+#: The journal author of the VS Code language-model tool's writes: `vscode-lm:<client name>`.
+LM_AUTHOR_PREFIX = "vscode-lm:"
+MAX_CALLER_CHARS = 64
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]")  # CSI and two-byte escape sequences
 
 ACTIONS = ("add", "replace", "remove")
 
@@ -55,8 +74,77 @@ def _edit_error() -> type[Exception]:
     return MemoryEditError
 
 
+def caller_name(raw: object) -> str:
+    """The client's name from `initialize` as a journal author's tail: one short printable line
+    (terminal escapes, controls, bidi marks and line breaks become spaces, runs of spaces one),
+    `unknown` when blank."""
+    text = _ESCAPES.sub(" ", raw) if isinstance(raw, str) else ""
+    cleaned = "".join(ch if ch.isprintable() else " " for ch in text)
+    return " ".join(cleaned.split())[:MAX_CALLER_CHARS].strip() or "unknown"
+
+
+@dataclass(frozen=True)
+class _ToolStore:
+    key: tuple[object, ...]
+    store: MemoryStore
+
+
+class AgentToolStores:
+    """One store per workspace folder for the memory tool of agents outside our chat.
+
+    Opened through `open_store`, the one factory (so `myAgent.memory.userProfile` "global" puts
+    USER.md in the user's profile), with the current budgets; rebuilt when those, the profile or the
+    client's name change. Its writes are announced like the chat agent's (source `agent`, no
+    session) and what a replace or remove takes out of memory goes to the folder's archive.
+    """
+
+    def __init__(self, ls: MyAgentServer) -> None:
+        self.ls = ls
+        self._stores: dict[Path, _ToolStore] = {}
+
+    def author(self) -> str:
+        return LM_AUTHOR_PREFIX + caller_name(self.ls.client_name)
+
+    def store(self, folder: FolderState) -> MemoryStore:
+        config = self.ls.config
+        profile = layer_settings(self.ls).user_profile
+        author = self.author()
+        key = (config.memory_char_limit, config.user_char_limit, profile, author)
+        held = self._stores.get(folder.path)
+        if held is not None and held.key == key:
+            return held.store
+        from my_agent_core.memory.location import open_store
+
+        path = folder.path
+
+        def on_write(event: WriteEvent) -> None:
+            self.ls.memory.note_write(
+                path, event.target, event.before, event.record, "agent", None, store.journal_error
+            )
+            self.ls.recall.archive_write(path, event)
+
+        # A replaced store is dropped, not closed: a call still running on it keeps its lock file.
+        store = open_store(
+            path,
+            user_profile=profile,
+            memory_char_limit=config.memory_char_limit,
+            user_char_limit=config.user_char_limit,
+            author=author,
+            on_write=on_write,
+        )
+        self._stores[path] = _ToolStore(key, store)
+        return store
+
+    def sync_folders(self) -> None:
+        """Forget the stores of folders the editor closed."""
+        for path in [p for p in self._stores if p not in self.ls.memory.folders]:
+            del self._stores[path]
+
+
 def register(ls: MyAgentServer) -> None:
-    """The memory panel requests."""
+    """The memory panel requests, and the memory tool for agents outside our chat."""
+    tool_stores = AgentToolStores(ls)
+    ls.on_folders_changed.append(tool_stores.sync_folders)
 
     @ls.feature("myAgent/memory/state")
     async def memory_state(ls: MyAgentServer, raw: Any) -> MemoryStateResult:
@@ -149,6 +237,42 @@ def register(ls: MyAgentServer) -> None:
 
         return await asyncio.to_thread(run)
 
+    @ls.feature("myAgent/memory/tool")
+    async def memory_tool(ls: MyAgentServer, raw: Any) -> MemoryToolResult:
+        """The built-in `memory` tool (same object, same messages) for another agent; VS Code's own
+        confirmation asked the user, so review mode does not apply."""
+        params = to_params(raw)
+        folder = ls.memory.resolve(opt_str(params, "folder"))
+        arguments = params.get("arguments")
+        if not isinstance(arguments, dict):
+            got = "missing" if arguments is None else f"a JSON {_json_kind(arguments)}"
+            raise invalid(
+                "`arguments` must be the memory tool's input, a JSON object like "
+                f'{{"target": "memory", "action": "add", "content": "..."}}; it is {got}'
+            )
+        if not ls.config.is_trusted(folder.path):
+            raise invalid(
+                f"the folder {folder.path.name!r} is not trusted (Restricted Mode): its memory is "
+                "never written by an agent"
+            )
+        store = tool_stores.store(folder)
+
+        def run() -> MemoryToolResult:
+            from my_agent_core.memory.tool import make_memory_tool
+            from my_agent_core.tools import clean_text
+
+            result = make_memory_tool(store).execute(arguments)
+            out: MemoryToolResult = {
+                "ok": result.ok,
+                "content": clean_text(result.as_message_text()),
+                "state": ls.memory.state(folder),
+            }
+            if not result.ok:
+                out["error"] = clean_text(result.error)
+            return out
+
+        return await asyncio.to_thread(run)
+
     @ls.feature("myAgent/memory/log")
     async def memory_log(ls: MyAgentServer, raw: Any) -> MemoryLogResult:
         params = to_params(raw)
@@ -164,3 +288,13 @@ def _describe(record: Any) -> str:
     if record is None:
         return "the last change"
     return f"{record.action} in {FILE_NAMES.get(record.target, record.target)} by {record.author}"
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else type(value).__name__

@@ -27,6 +27,11 @@ __all__ = [
     "MemoryLogParams",
     "MemoryLogResult",
     "MemoryStateResult",
+    "MemoryToolResult",
+    "RecallGetResult",
+    "RecallItemJson",
+    "RecallKind",
+    "RecallSearchResult",
     "RequestUsage",
     "SessionParams",
     "SessionUsage",
@@ -219,3 +224,46 @@ class ChatSnapshotResult(ChatStartResult):
 
 class ChatSessionsResult(TypedDict):
     sessions: list[ChatStartResult]
+
+
+# ---- memory for every agent, and recall (round 2) -------------------------------------------------
+
+
+class _MemoryToolRequired(TypedDict):
+    ok: bool
+    content: str  # the tool's answer; on failure "Error: <error>" (what the built-in agent sees)
+    state: MemoryStateResult
+
+
+class MemoryToolResult(_MemoryToolRequired, total=False):
+    """`myAgent/memory/tool`: the built-in `memory` tool's result for another agent."""
+
+    error: str  # set when `ok` is false: the tool's message
+
+
+RecallKind = Literal["turn", "removed", "replaced", "note"]
+
+
+class _RecallItemRequired(TypedDict):
+    id: str
+    kind: RecallKind
+    text: str
+    time: float | int | str  # epoch seconds (0: unknown), or a plug-in's ISO date
+    score: float
+
+
+class RecallItemJson(_RecallItemRequired, total=False):
+    """One archived item (a past turn, an entry taken out of memory, a plug-in's note)."""
+
+    source: str  # a person's label: "turn", "removed from MEMORY.md (replace)", ...
+
+
+class RecallSearchResult(TypedDict):
+    """`myAgent/recall/search`; `provider: None` when layer 2 is off (or the folder untrusted)."""
+
+    provider: str | None
+    items: list[RecallItemJson]
+
+
+class RecallGetResult(TypedDict):
+    item: RecallItemJson

@@ -149,6 +149,31 @@ class MyAgentProtocol(LanguageServerProtocol):
         else:
             sys.exit(returncode)
 
+    # ----- lifecycle hooks: who the client is, folders removed, shutdown -------------------------
+    def _server_hooks(self) -> MyAgentServer:  # a method: pygls `getattr`s every attribute
+        return cast("MyAgentServer", self._server)
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
+        """Remember the client's name (`clientInfo.name`), then pygls' own initialize."""
+        info = params.client_info
+        self._server_hooks().client_name = info.name if info is not None else None
+        return (yield from super().lsp_initialize(params))
+
+    @lsp_method(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def lsp_workspace__did_change_workspace_folders(
+        self, params: types.DidChangeWorkspaceFoldersParams
+    ) -> Generator[Any, Any, None]:
+        """pygls' own (and the feature handler), then `on_folders_changed`."""
+        yield from super().lsp_workspace__did_change_workspace_folders(params)
+        self._server_hooks().run_hooks(self._server_hooks().on_folders_changed)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls' own (and the feature handler), then `on_shutdown`."""
+        yield from super().lsp_shutdown(*args)
+        self._server_hooks().closing()
+
     # ----- document sync: ours, not pygls' workspace copy (see buffers.py) -----------------------
     # Same names as pygls' built-ins, so they replace them (pygls collects built-ins by `dir()`).
     def _buffers(self) -> Buffers:  # a method: pygls `getattr`s every attribute while building
@@ -201,6 +226,10 @@ class MyAgentServer(LanguageServer):
         self.on_config_changed: list[Callable[[], None]] = []
         self.on_memory_changed: list[Callable[[MemoryFile], None]] = []
         self.on_sessions_changed: list[Callable[[], None]] = []
+        self.on_folders_changed: list[Callable[[], None]] = []  # after didChangeWorkspaceFolders
+        self.on_shutdown: list[Callable[[], None]] = []  # `shutdown`, or the end of input: once
+        self.client_name: str | None = None  # initialize's clientInfo.name, as the client sent it
+        self._closed = False
         self.watcher_registered = False
         self.loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
@@ -210,6 +239,9 @@ class MyAgentServer(LanguageServer):
         from .chat import ChatManager
 
         self.chat = ChatManager(self)
+        from .recall_requests import RecallService
+
+        self.recall = RecallService(self)
 
     # ----- hooks for the feature modules (typed by hooks.ServerHooks) ------------------------------
     @property
@@ -259,6 +291,21 @@ class MyAgentServer(LanguageServer):
                 except Exception:
                     logger.exception("config-changed callback failed")
 
+    # ----- lifecycle -------------------------------------------------------------------------------
+    def run_hooks(self, hooks: list[Callable[[], None]]) -> None:
+        """Call each hook; one that fails is logged and the others still run."""
+        for hook in list(hooks):
+            try:
+                hook()
+            except Exception:
+                logger.exception("hook %s failed", getattr(hook, "__qualname__", hook))
+
+    def closing(self) -> None:
+        """Run the `on_shutdown` hooks, once (at `shutdown`, else when the input ends)."""
+        if not self._closed:
+            self._closed = True
+            self.run_hooks(self.on_shutdown)
+
     # ----- threads ---------------------------------------------------------------------------------
     def capture_loop(self) -> None:
         """Remember the event loop so worker threads can post work to it."""
@@ -289,6 +336,7 @@ class MyAgentServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
+            self.closing()
             self.shutdown()  # type: ignore[no-untyped-call]  # pygls' own, untyped
 
 
@@ -312,10 +360,12 @@ class _QuietExpectedErrors(logging.Filter):
 def build_server() -> MyAgentServer:
     """A server with every feature module registered (each module: one concern, one `register`)."""
     from . import actions, chat, diagnostics, memory_requests, views, workspace, workspace_lint
+    from .recall_requests import register as register_recall
 
     ls = MyAgentServer()
     for feature in (workspace, memory_requests, chat, diagnostics, actions, views, workspace_lint):
         feature.register(ls)
+    register_recall(ls)
     return ls
 
 
