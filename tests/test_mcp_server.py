@@ -28,20 +28,27 @@ def mem_dir(tmp_path: Path) -> Path:
     return tmp_path / "ws" / ".my_agent_core" / "memory"
 
 
-def server_params(mem_dir: Path, *extra: str) -> StdioServerParameters:
+def server_params(
+    mem_dir: Path, *extra: str, env: dict[str, str] | None = None
+) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "my_agent_core", "mcp", "--dir", str(mem_dir), *extra],
         cwd=str(mem_dir.parent.parent if mem_dir.parent.parent.exists() else Path.cwd()),
+        env=env,
     )
 
 
 @asynccontextmanager
 async def stdio_client(
-    mem_dir: Path, *extra: str, name: str = CLIENT, mode: str = "legacy"
+    mem_dir: Path,
+    *extra: str,
+    name: str = CLIENT,
+    mode: str = "legacy",
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[Client]:
     async with Client(
-        server_params(mem_dir, *extra),
+        server_params(mem_dir, *extra, env=env),
         client_info=Implementation(name=name, version="1.0"),
         mode=mode,
         read_timeout_seconds=60,
@@ -98,7 +105,7 @@ async def test_the_memory_tool_is_the_built_in_one_with_the_same_messages(
 ) -> None:
     twin = MemoryStore(tmp_path / "twin", author="twin")
     tool = make_memory_tool(twin)
-    async with stdio_client(mem_dir) as client:
+    async with stdio_client(mem_dir, "--provider", "none") as client:
         tools = (await client.list_tools()).tools
         assert [t.name for t in tools] == ["memory"]  # no provider: no memory_search
         assert tools[0].description == MEMORY_TOOL_DESCRIPTION == tool.description
@@ -329,6 +336,99 @@ async def test_memory_search_is_offered_when_a_provider_is_plugged_in(tmp_path: 
     assert searcher.calls == [("postgresql", 3), ("kubernetes", 5), ("the", 20)]
 
 
+# ----------------------------------------------------------- `my-agent mcp` with the folder's layer 2
+
+TURN = ("Which queue does the billing worker read?", "It consumes the invoices.v2 Kafka topic.")
+NOTE = "The billing worker retries a failed invoice three times, then parks it in dead_letters."
+
+
+def seeded_workspace(tmp_path: Path) -> Path:
+    """A workspace whose archive holds a finished turn (through the manager's real hook)."""
+    from my_agent_core.memory.providers import ProviderContext, build_manager
+
+    folder = tmp_path / "ws"
+    (folder / ".my_agent_core" / "memory").mkdir(parents=True)
+    manager = build_manager(ProviderContext(folder, session_id="earlier"))
+    manager.sync_turn(*TURN)
+    manager.shutdown()
+    return folder / ".my_agent_core" / "memory"
+
+
+async def test_memory_search_finds_an_archived_turn_and_removals_are_archived(
+    tmp_path: Path,
+) -> None:
+    mem_dir = seeded_workspace(tmp_path)
+    async with stdio_client(mem_dir) as client:  # the default provider: archive
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert list(tools) == ["memory", "memory_search"]
+        assert tools["memory_search"].input_schema["required"] == ["query"]
+        found = await client.call_tool("memory_search", {"query": "billing worker kafka queue"})
+        assert not found.is_error
+        assert text_of(found).startswith("1 archived item for 'billing worker kafka queue'")
+        assert f"user: {TURN[0]}\nassistant: {TURN[1]}" in text_of(found)
+        # what a client's remove takes out of memory is archived, and searchable at once
+        for call in (
+            {"target": "memory", "action": "add", "content": NOTE},
+            {"target": "memory", "action": "remove", "old_text": "dead_letters"},
+        ):
+            assert not (await client.call_tool("memory", call)).is_error
+        removed = await client.call_tool("memory_search", {"query": "dead_letters invoice"})
+        assert NOTE in text_of(removed) and "removed from MEMORY.md (remove)" in text_of(removed)
+        empty = await client.call_tool("memory_search", {"query": "  "})
+        assert empty.is_error and "`query` is empty" in text_of(empty)
+
+
+@pytest.mark.parametrize(
+    ("extra", "env"),
+    [(("--provider", "none"), None), ((), {"MY_AGENT_MEMORY_PROVIDER": "none"})],
+)
+async def test_memory_search_is_absent_with_no_provider(
+    tmp_path: Path, extra: tuple[str, ...], env: dict[str, str] | None
+) -> None:
+    mem_dir = tmp_path / "ws" / ".my_agent_core" / "memory"
+    async with stdio_client(mem_dir, *extra, env=env) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["memory"]
+        with pytest.raises(MCPError, match="Unknown tool 'memory_search'"):
+            await client.call_tool("memory_search", {"query": "anything"})
+        added = await client.call_tool(
+            "memory", {"target": "memory", "action": "add", "content": "x"}
+        )
+        removed = await client.call_tool(
+            "memory", {"target": "memory", "action": "remove", "old_text": "x"}
+        )
+        assert not added.is_error and not removed.is_error
+    assert not (tmp_path / "ws" / ".my_agent_core" / "archive").exists()  # nothing archived
+
+
+def _mcp(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "my_agent_core", "mcp", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MY_AGENT_")},
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_provider_named_on_the_command_line_must_work(tmp_path: Path) -> None:
+    mem_dir = tmp_path / "ws" / ".my_agent_core" / "memory"
+    unknown = _mcp("--dir", str(mem_dir), "--provider", "nosuch", cwd=tmp_path)
+    assert unknown.returncode == 2 and unknown.stdout == ""
+    assert "Unknown memory provider 'nosuch'" in unknown.stderr
+    elsewhere = tmp_path / "plain-memory-folder"
+    outside = _mcp("--dir", str(elsewhere), "--provider", "archive", cwd=tmp_path)
+    assert outside.returncode == 2 and "is not a workspace's .my_agent_core/memory" in (
+        outside.stderr
+    )
+    # without the flag the same folder is served, without memory_search (stdin closed: exit 0)
+    served = _mcp("--dir", str(elsewhere), cwd=tmp_path)
+    assert served.returncode == 0 and "serving without memory_search" in served.stderr
+    assert not (tmp_path / ".my_agent_core").exists() and not elsewhere.exists()
+
+
 # ------------------------------------------------------------------------------ the MCP Inspector
 
 INSPECTOR = (
@@ -377,7 +477,7 @@ def inspector(mem_dir: Path, tmp_path: Path, *args: str) -> subprocess.Completed
 def test_the_mcp_inspector_cli_as_an_independent_client(mem_dir: Path, tmp_path: Path) -> None:
     listed = inspector(mem_dir, tmp_path, "--method", "tools/list", "--strict")
     assert listed.returncode == 0, listed.stderr  # --strict: no schema portability errors
-    assert [t["name"] for t in json.loads(listed.stdout)["tools"]] == ["memory"]
+    assert [t["name"] for t in json.loads(listed.stdout)["tools"]] == ["memory", "memory_search"]
 
     call = {"target": "memory", "action": "add", "content": "Seen by the inspector."}
     added = inspector(

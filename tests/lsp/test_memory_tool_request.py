@@ -24,7 +24,6 @@ from tests.lsp.conftest import (
     make_folder,
     memory_path,
     new_id,
-    notifications,
     request,
     send_raw,
     stop_server,
