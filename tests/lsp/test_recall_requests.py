@@ -483,3 +483,19 @@ def test_a_plugins_odd_fields_are_normalised() -> None:
         "score": 0.0,
         "source": "removed from USER.md (replace)",
     }
+
+
+async def test_shutdown_closes_every_provider(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path, "ws", memory="")
+    seed(folder)
+    c = await start_server([folder])
+    archive_dir = archive_path(folder, create=False).parent
+    try:
+        assert (await search(c, folder, "staging port"))["items"]
+        assert open_fds(c, archive_dir) > 0
+        await asyncio.wait_for(c.shutdown_async(None), timeout=10)
+        closed = open_fds(c, archive_dir) == 0  # closed at `shutdown`, before `exit`
+    finally:
+        c.exit(None)
+        await c.stop()
+    assert closed
