@@ -179,6 +179,8 @@ def test_an_accepted_call_is_written_journaled_and_shown(vscode: Session, host_d
     assert ENTRY in text and FIRST in text
     authors = [e.get("author", "") for e in journal(vscode.workspace)]
     assert any(a.startswith("vscode-lm:") for a in authors), authors
+    # the caller is the editor the language client names in `initialize` (here "code-server")
+    assert "vscode-lm:unknown" not in authors, authors
     open_view(vscode, "myAgent.memory")
     rows = wait_until(
         lambda: (r := memory_view_rows(vscode)) and any(ENTRY[:60] in x for x in r) and r,
