@@ -95,6 +95,9 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def folders(base: Path) -> dict[str, Path]:
     made = {name: make_folder(base, name, memory="") for name in ("arch", "fresh", "closing")}
     made["untrusted"] = make_folder(base, "untrusted", memory="")
+    made["linked"] = make_folder(base, "linked", memory="")
+    (base / "elsewhere").mkdir()
+    (made["linked"] / ".my_agent_core" / "archive").symlink_to(base / "elsewhere")
     seed(made["arch"])
     seed(made["closing"])
     seed(made["untrusted"])  # a cloned repository may ship one: it must not even be opened
@@ -104,7 +107,7 @@ def folders(base: Path) -> dict[str, Path]:
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def client(folders: dict[str, Path]) -> AsyncIterator[LanguageClient]:
     c = await start_server(
-        [folders["arch"], folders["fresh"], folders["closing"], folders["untrusted"]],
+        [folders[n] for n in ("arch", "fresh", "closing", "untrusted", "linked")],
         init_options={"untrustedFolders": [folders["untrusted"].as_uri()]},
     )
     yield c
@@ -244,6 +247,22 @@ async def test_what_the_memory_tool_takes_out_of_memory_is_archived(
         assert result["ok"] is True, result
     found = await search(client, fresh, "blue-green switch deploys")
     assert [(i["text"], i["kind"]) for i in found["items"]] == [(entry, "removed")]
+
+
+@ON_MODULE_LOOP
+async def test_an_archive_folder_that_is_a_link_is_refused(
+    client: LanguageClient, folders: dict[str, Path], base: Path
+) -> None:
+    linked = folders["linked"]
+    error = await error_of(client, SEARCH, {"folder": linked.as_uri(), "query": "staging"})
+    assert error.code == PROVIDER_FAILED and "is a link or not a folder" in str(error)
+    for arguments in (
+        {"target": "memory", "action": "add", "content": "A fact to be removed again."},
+        {"target": "memory", "action": "remove", "old_text": "removed again"},
+    ):
+        result = await request(client, TOOL, {"folder": linked.as_uri(), "arguments": arguments})
+        assert result["ok"] is True, result  # the edit stands; only its archiving is refused
+    assert list((base / "elsewhere").iterdir()) == []
 
 
 @ON_MODULE_LOOP
