@@ -1,0 +1,199 @@
+"""Everything one editor chat session is made of, built in a worker thread (it imports the agent
+and openai, opens the archive, may find ripgrep).
+
+A TRUSTED folder's session gets: its own memory store (journal author `agent:<sessionId>`, every
+write announced as `myAgent/memory/changed`), the workspace tools wired to the editor (approvals
+through `myAgent/chat/approve`, edits through `workspace/applyEdit` or the disk, unsaved buffers
+first, Stop kills a running command's process group), a memory provider (layer 2), persistence in
+the folder's session store, the coding instructions and the compaction settings. An UNTRUSTED
+folder's session gets none of it: no memory, no tools, no provider, no context, nothing persisted.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .approvals import LspApprover
+from .chat_events import EventRouter
+from .chat_sessions import open_session_store
+from .client_link import ClientLink
+from .edits import LspEditApplier
+from .settings import Settings
+from .workspace import FolderState, observed_store
+
+if TYPE_CHECKING:
+    from my_agent_core.agent import Agent, CompactionSettings, SessionRecord, SessionStore
+    from my_agent_core.memory.journal import JournalRecord
+    from my_agent_core.memory.providers import MemoryManager
+    from my_agent_core.memory.store import MemoryStore
+    from my_agent_core.tools import Tool
+    from my_agent_core.workspace import WorkspaceSettings
+
+    from .server import MyAgentServer
+
+__all__ = ["BuiltSession", "SessionBuilder", "workspace_settings"]
+
+
+@dataclass
+class BuiltSession:
+    """An agent and the parts its owner must shut down with it."""
+
+    agent: Agent
+    store: MemoryStore | None
+    manager: MemoryManager | None
+    trusted: bool
+
+
+def workspace_settings(settings: Settings) -> WorkspaceSettings:
+    """`myAgent.tools.*` as the workspace tools take them."""
+    from my_agent_core.workspace import WorkspaceSettings
+
+    timeout = float(settings.tools.command_timeout)
+    return WorkspaceSettings(
+        approve_edits=settings.tools.approve_edits,
+        allowed_commands=settings.tools.allowed_commands,
+        ripgrep=settings.tools.ripgrep_path,
+        command_timeout_s=timeout,
+        command_max_timeout_s=max(WorkspaceSettings.command_max_timeout_s, timeout),
+    )
+
+
+def compaction_settings(settings: Settings) -> CompactionSettings:
+    from my_agent_core.agent import CompactionSettings
+
+    return CompactionSettings(
+        context_window=settings.chat.context_window, compact_at=settings.chat.compact_at
+    )
+
+
+class SessionBuilder:
+    """Builds (or resumes) the agent of one session; call `start` / `resume` in a worker thread."""
+
+    def __init__(
+        self,
+        ls: MyAgentServer,
+        folder: FolderState,
+        settings: Settings,
+        session_id: str,
+        router: EventRouter,
+    ) -> None:
+        self.ls = ls
+        self.folder = folder
+        self.settings = settings
+        self.session_id = session_id
+        self.router = router
+        self.trusted = settings.is_trusted(folder.path)
+        self.token = threading.Event()  # the Stop button: the agent's cancel token, the tools' too
+        self._store: MemoryStore | None = None
+
+    # ----- the two ways a session begins ---------------------------------------------------------
+    def start(self) -> BuiltSession:
+        from my_agent_core.agent import Agent, coding_instructions
+
+        store, manager = self._memory()
+        agent = Agent(
+            model=self.settings.model,
+            client=self._client(),
+            memory_dir=False,
+            memory_store=store,
+            tools=self._tools(),
+            on_event=self.router.emit,
+            instructions=coding_instructions(self.folder.path) if self.trusted else None,
+            provider=manager,
+            sessions=self._sessions(),
+            session_id=self.session_id,
+            session_meta={"memory": self.trusted, "folder": self.folder.uri},
+            cancel_token=self.token,
+            compaction=compaction_settings(self.settings),
+        )
+        return BuiltSession(agent, store, manager, self.trusted)
+
+    def resume(self, record: SessionRecord, sessions: SessionStore) -> BuiltSession:
+        """The persisted session with its ORIGINAL system prompt, tool schemas and history; the
+        tools and the store given here only provide the handlers (bound by name)."""
+        from my_agent_core.agent import Agent
+
+        store, manager = self._memory()
+        try:
+            agent = Agent.resume(
+                record,
+                sessions=sessions,
+                model=self.settings.model,
+                client=self._client(),
+                tools=self._tools(),
+                memory_store=store,
+                on_event=self.router.emit,
+                provider=manager,
+                cancel_token=self.token,
+                compaction=compaction_settings(self.settings),
+            )
+        except BaseException:
+            if manager is not None:
+                manager.shutdown()
+            raise
+        return BuiltSession(agent, store, manager, self.trusted)
+
+    # ----- the parts ----------------------------------------------------------------------------
+    def _client(self) -> Any:
+        from my_agent_core.agent import build_client
+
+        return build_client(base_url=self.settings.base_url)
+
+    def _sessions(self) -> SessionStore | None:
+        return open_session_store(self.folder.path, self.settings) if self.trusted else None
+
+    def _memory(self) -> tuple[MemoryStore | None, MemoryManager | None]:
+        if not self.trusted:
+            return None, None
+        from my_agent_core.memory.providers import ProviderContext, build_manager
+
+        store = observed_store(
+            self.folder.memory_dir, self.settings, f"agent:{self.session_id}", self._on_write
+        )
+        self._store = store
+        manager = build_manager(
+            ProviderContext(
+                self.folder.path, self.session_id, self.settings.layer.provider_settings()
+            ),
+            on_error=self.router.on_provider_error,
+        )
+        self.router.provider_broken = lambda: manager.broken is not None
+        return store, manager
+
+    def _on_write(self, target: str, before: str | None, record: JournalRecord) -> None:
+        """A write of this session's store (its worker thread): announce it as the agent's."""
+        self.router.written.add(record.id)
+        journal_error = self._store.journal_error if self._store is not None else None
+        self.ls.memory.note_write(
+            self.folder.path, target, before, record, "agent", self.session_id, journal_error
+        )
+
+    def _tools(self) -> list[Tool]:
+        if not self.trusted:
+            return []
+        from my_agent_core.workspace import make_workspace_tools
+
+        link = ClientLink(self.ls)
+        caps = self.ls.client_capabilities.workspace
+        edit_caps = caps.workspace_edit if caps is not None else None
+        applier = LspEditApplier(
+            link,
+            self.ls.buffers,
+            versioned=bool(edit_caps and edit_caps.document_changes),
+            can_apply=bool(caps and caps.apply_edit),
+        )
+        approver = LspApprover(link, self.session_id, lambda: self.router.current_call, self.token)
+        app_roots = (self.settings.app_root,) if self.settings.app_root else ()
+        return make_workspace_tools(
+            Path(self.folder.path),
+            approver=approver,
+            applier=applier,
+            buffers=self.ls.buffers,
+            settings=workspace_settings(self.settings),
+            cancel=self.token,
+            on_decision=self.router.on_decision,
+            app_roots=app_roots,
+        )
