@@ -16,6 +16,8 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, Protocol
 
+from lsprotocol import types
+
 if TYPE_CHECKING:
     from my_agent_core.workspace import CancelToken
 
@@ -113,7 +115,7 @@ class ClientLink:
     def _cancel(self, msg_id: str) -> None:
         try:
             protocol: _Protocol = self._server.protocol
-            protocol.notify(CANCEL_REQUEST, {"id": msg_id})
+            protocol.notify(CANCEL_REQUEST, types.CancelParams(id=msg_id))
         except Exception:
             logger.info("could not cancel the client request %s", msg_id, exc_info=True)
 
