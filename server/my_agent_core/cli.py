@@ -28,6 +28,9 @@ from my_agent_core.memory.providers import recall_cli
 from my_agent_core.team import commands as team_commands
 
 if TYPE_CHECKING:
+    from my_agent_core.context.rules import WorkspaceRules
+    from my_agent_core.memory.document import MemoryDocument
+    from my_agent_core.memory.lint import Finding
     from my_agent_core.memory.store import MemoryStore
 
 __all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_SYSTEM", "EXIT_USAGE", "main"]
@@ -76,6 +79,12 @@ def _build_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "--near-share", type=float, default=0.9, help="near-budget warning share (0.9)"
     )
+    lint.add_argument(
+        "--no-workspace",
+        action="store_true",
+        help="skip the rules that check entries against the workspace (stale paths, context files)",
+    )
+    _profile_option(lint)
     lint.set_defaults(handler=_cmd_lint)
 
     serve = sub.add_parser(
@@ -100,6 +109,11 @@ def _build_parser() -> argparse.ArgumentParser:
         ("remove", "remove the entry containing OLD", ["old"]),
         ("log", "print the change history", []),
         ("undo", "revert the newest change (or the change ID, on top of the file as it is)", []),
+        (
+            "import",
+            "add the items of a CLAUDE.md / AGENTS.md / .cursorrules file as entries",
+            ["file"],
+        ),
     ):
         cmd = msub.add_parser(name, help=help_text)
         for arg in extra:
@@ -115,6 +129,7 @@ def _build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("--json", action="store_true", help="machine-readable output")
         if name == "log":
             cmd.add_argument("--limit", type=int, default=20)
+        _profile_option(cmd)
         if name != "show":
             cmd.add_argument(
                 "--lock-timeout",
@@ -137,6 +152,18 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _profile_option(parser: argparse.ArgumentParser) -> None:
+    from my_agent_core.memory.location import USER_PROFILE_ENV, USER_PROFILES
+
+    parser.add_argument(
+        "--user-profile",
+        choices=USER_PROFILES,
+        default=None,
+        help="where USER.md lives: this workspace's memory folder, or one global profile in "
+        f"${{XDG_CONFIG_HOME:-~/.config}}/my-agent-core (default: ${USER_PROFILE_ENV} or workspace)",
+    )
+
+
 def _limit_options(parser: argparse.ArgumentParser) -> None:
     from my_agent_core.memory.store import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 
@@ -150,15 +177,27 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_memory(args: argparse.Namespace) -> int:
+    from my_agent_core.memory.location import open_store, resolve_user_profile
     from my_agent_core.memory.store import (
         MemoryEditError,
         MemoryLockTimeout,
-        MemoryStore,
         MemoryWriteError,
     )
+    from my_agent_core.paths import PathRefused
 
+    try:
+        profile = resolve_user_profile(args.user_profile)
+    except ValueError as exc:
+        print(f"my-agent: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     mem_dir = args.dir if args.dir is not None else memory_dir_of(Path.cwd())
-    store = MemoryStore(mem_dir, args.memory_limit, args.user_limit, author="cli")
+    store = open_store(
+        mem_dir=mem_dir,
+        user_profile=profile,
+        memory_char_limit=args.memory_limit,
+        user_char_limit=args.user_limit,
+        author="cli",
+    )
     if getattr(args, "lock_timeout", None) is not None:
         store.lock_timeout = args.lock_timeout
     if store.folder_error is not None:
@@ -169,6 +208,8 @@ def _cmd_memory(args: argparse.Namespace) -> int:
             return _show(store, args.target, args.json)
         if args.action == "log":
             return _log(store, args.limit, args.json)
+        if args.action == "import":
+            return _import(store, args.file, args.target)
         if args.action == "undo":
             record = store.undo(args.id, author="cli")
             undone = next((r for r in store.log(10_000) if r.id == record.undoes), None)
@@ -195,7 +236,24 @@ def _cmd_memory(args: argparse.Namespace) -> int:
     except MemoryEditError as exc:
         print(f"my-agent: {exc}", file=sys.stderr)
         return EXIT_FINDINGS
+    except PathRefused as exc:
+        print(f"my-agent: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK
+
+
+def _import(store: MemoryStore, file: str, target: str) -> int:
+    """`memory import FILE`: 0 when every item is in memory now, 1 when some did not fit or were
+    refused (each listed), so a script notices a partial import."""
+    from my_agent_core.context.importer import import_file
+
+    result = import_file(store, file, target=target, author="cli")
+    print(result.message)
+    for text in result.not_fitted:
+        print(f"  not fitted: {_one_line(text)}")
+    for refused in result.refused:  # its text is not printed: it may hold terminal controls
+        print(f"  refused: the item at line {refused.line} ({refused.reason})")
+    return EXIT_FINDINGS if result.not_fitted or result.refused else EXIT_OK
 
 
 def _show(store: MemoryStore, target: str, as_json: bool) -> int:
@@ -280,9 +338,16 @@ def _one_line(text: str, width: int = 100) -> str:
 def _cmd_lint(args: argparse.Namespace) -> int:
     from my_agent_core.memory.document import parse
     from my_agent_core.memory.lint import lint
+    from my_agent_core.memory.location import resolve_user_profile
     from my_agent_core.paths import PathRefused, check_memory_file, read_regular
 
-    files, missing = _lint_targets(args.paths)
+    try:
+        profile = resolve_user_profile(args.user_profile)
+    except ValueError as exc:
+        print(f"my-agent: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    files, missing = _lint_targets(args.paths, global_profile=profile == "global")
+    workspace_rules = _WorkspaceRulesCache(enabled=not args.no_workspace)
     for path in missing:
         print(f"my-agent: {path}: no such file or folder", file=sys.stderr)
     if missing:
@@ -308,7 +373,10 @@ def _cmd_lint(args: argparse.Namespace) -> int:
             unreadable = True
             continue
         doc = parse(text)
-        for f in lint(doc, limit=limit, near_share=args.near_share):
+        findings = lint(doc, limit=limit, near_share=args.near_share)
+        findings += workspace_rules.lint(path, doc)
+        findings.sort(key=lambda f: (f.start, f.end, f.severity))
+        for f in findings:
             start, end = doc.pos_at(f.start), doc.pos_at(f.end)
             results.append(
                 _finding(
@@ -362,11 +430,39 @@ def _finding(
     }
 
 
-def _lint_targets(paths: list[str]) -> tuple[list[Path], list[Path]]:
+class _WorkspaceRulesCache:
+    """The workspace rules of each workspace linted, its index built once per run."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self._rules: dict[Path | None, WorkspaceRules] = {}
+
+    def lint(self, path: Path, doc: MemoryDocument) -> list[Finding]:
+        """The workspace findings of a memory file: all rules for a file of a workspace's memory
+        folder (the folder is the parent of `.my_agent_core/memory`), `volatile-content` alone
+        for any other file (an explicit `--dir`, the global profile)."""
+        if not self.enabled:
+            return []
+        from my_agent_core.context.index import WorkspaceIndex
+        from my_agent_core.context.rules import WorkspaceRules
+        from my_agent_core.memory.location import workspace_of
+
+        folder = workspace_of(path.parent)
+        rules = self._rules.get(folder)
+        if rules is None:  # the tools' own walker: faster here than spawning rg (bench/context.py)
+            index = WorkspaceIndex.build(folder) if folder else None
+            rules = self._rules[folder] = WorkspaceRules(index)
+        return rules.lint(doc)
+
+
+def _lint_targets(paths: list[str], *, global_profile: bool) -> tuple[list[Path], list[Path]]:
     """Files to lint: given files, the memory files under given folders, or those of the current one.
 
     Anything that exists and is not a folder counts as a file (a FIFO or a device is then refused
-    by the reader with a message, not mistaken for a missing path)."""
+    by the reader with a message, not mistaken for a missing path). With the global profile a
+    folder's USER.md is the one in the user's config folder (listed once)."""
+    from my_agent_core.memory.location import global_profile_dir
+
     files: list[Path] = []
     missing: list[Path] = []
     for raw in paths or ["."]:
@@ -377,9 +473,10 @@ def _lint_targets(paths: list[str]) -> tuple[list[Path], list[Path]]:
                 if path.name == MEMORY_SUBDIR[1] and path.parent.name == MEMORY_SUBDIR[0]
                 else (memory_dir_of(path))
             )
-            files += [
-                folder / name for name in FILE_NAMES.values() if os.path.lexists(folder / name)
-            ]
+            for target, name in FILE_NAMES.items():
+                home = global_profile_dir() if global_profile and target == "user" else folder
+                if os.path.lexists(home / name) and home / name not in files:
+                    files.append(home / name)
         elif os.path.lexists(path):
             files.append(path)
         else:

@@ -18,7 +18,15 @@ if TYPE_CHECKING:
     from .hooks import ServerHooks
     from .server import MyAgentServer
 
-__all__ = ["SOURCE", "client_pulls", "publish", "refresh_all", "register", "to_diagnostic"]
+__all__ = [
+    "SOURCE",
+    "client_pulls",
+    "publish",
+    "refresh_all",
+    "register",
+    "republish",
+    "to_diagnostic",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +67,18 @@ def refresh_all(ls: ServerHooks) -> None:
             logger.exception("workspace/diagnostic/refresh failed")
 
 
+def republish(ls: ServerHooks, buffers: list[MemoryBuffer]) -> None:
+    """Buffers whose findings changed without an edit (the workspace changed): push them, or ask
+    a pulling client to pull again."""
+    for buf in buffers:
+        publish(ls, buf)
+    if buffers and client_pulls(ls) and _client_refreshes(ls):
+        try:
+            ls.workspace_diagnostic_refresh(None)
+        except Exception:
+            logger.exception("workspace/diagnostic/refresh failed")
+
+
 def register(ls: MyAgentServer) -> None:
     """didOpen/didChange/didSave/didClose, push diagnostics and the pull provider."""
     ls.on_config_changed.append(lambda: refresh_all(ls))
@@ -67,6 +87,10 @@ def register(ls: MyAgentServer) -> None:
     def did_open(ls: MyAgentServer, params: types.DidOpenTextDocumentParams) -> None:
         buf = ls.buffers.memory(params.text_document.uri)
         if buf is not None:
+            try:  # the workspace rules of its folder (the index builds in the background)
+                buf.workspace = ls.workspace_lint.checks_for(buf.folder)
+            except Exception:
+                logger.exception("workspace rules unavailable for %s", buf.folder)
             publish(ls, buf)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from lsprotocol import types
 
@@ -28,6 +29,7 @@ from my_agent_core.memory.lint import (
     Finding,
     LintCache,
     LiveLint,
+    PieceLayout,
 )
 
 from .chunked_text import ChunkedText, Splice
@@ -43,6 +45,12 @@ __all__ = [
 
 SOURCE = "my-agent"
 _UNNECESSARY = {DUPLICATE_ENTRY, EMPTY_ENTRY}
+
+
+class LayoutRules(Protocol):
+    """More rules over the live pieces (the workspace rules of `context/`), beside the base lint."""
+
+    def lint_layout(self, layout: PieceLayout) -> list[Finding]: ...
 
 
 def memory_chunker(window: str, at_start: bool, at_end: bool) -> list[Piece] | None:
@@ -98,6 +106,8 @@ class MemoryBuffer:
         self.encoding = encoding
         self.generation = generation
         self.live = LiveLint(rope, LintCache())
+        #: The workspace rules of the buffer's folder (set when it is opened; None: none).
+        self.workspace: LayoutRules | None = None
         self._doc: MemoryDocument | None = None
         self._findings: list[Finding] | None = None
         self._diagnostics: list[types.Diagnostic] | None = None
@@ -126,7 +136,12 @@ class MemoryBuffer:
     @property
     def findings(self) -> list[Finding]:
         if self._findings is None:
-            self._findings = self.live.findings(limit=self.limit, near_share=self.near_share)
+            found = self.live.findings(limit=self.limit, near_share=self.near_share)
+            if self.workspace is not None:
+                extra = self.workspace.lint_layout(self.rope)
+                if extra:
+                    found = sorted(found + extra, key=lambda f: (f.start, f.end, f.severity))
+            self._findings = found
         return self._findings
 
     @property
@@ -155,6 +170,10 @@ class MemoryBuffer:
         self.limit, self.near_share = limit, near_share
         self._invalidate()
         return True
+
+    def workspace_changed(self) -> None:
+        """The workspace changed (a file appeared, a task file was edited): lint again."""
+        self._invalidate()
 
     def _invalidate(self) -> None:
         self._doc = None

@@ -7,7 +7,7 @@ posted to the event loop before the answer, so the panel never sees a stale stat
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from my_agent_core.memory.paths import FILE_NAMES, TARGETS
 
@@ -30,6 +30,23 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 ACTIONS = ("add", "replace", "remove")
+
+
+class ImportRefusalJson(TypedDict):
+    text: str
+    reason: str
+    line: int
+
+
+class MemoryImportResult(TypedDict):
+    """`myAgent/memory/import` (docs/protocol.md): what was added, and what was not, and why."""
+
+    message: str
+    added: int
+    duplicates: int
+    notFitted: list[str]
+    refused: list[ImportRefusalJson]
+    state: MemoryStateResult
 
 
 def _edit_error() -> type[Exception]:
@@ -94,6 +111,41 @@ def register(ls: MyAgentServer) -> None:
             undone = next((r for r in store.log(10_000) if r.id == record.undoes), None)
             message = f"Undid {_describe(undone or record)}"
             return {"message": message, "state": ls.memory.state(folder)}
+
+        return await asyncio.to_thread(run)
+
+    @ls.feature("myAgent/memory/import")
+    async def memory_import(ls: MyAgentServer, raw: Any) -> MemoryImportResult:
+        """The items of a CLAUDE.md / AGENTS.md / .cursorrules file of the folder, as entries
+        (one journaled batch, author `user`); what did not fit or was refused is reported."""
+        params = to_params(raw)
+        folder = ls.memory.resolve(opt_str(params, "folder"))
+        path = req_str(params, "path")
+        target = opt_str(params, "target") or "memory"
+        if target not in TARGETS:
+            raise invalid("`target` must be 'memory' or 'user'")
+        store = ls.memory.store(folder)
+
+        def run() -> MemoryImportResult:
+            from my_agent_core.context.importer import import_file
+            from my_agent_core.paths import PathRefused
+
+            try:
+                result = import_file(store, path, target=target, author="user", folder=folder.path)
+            except PathRefused as exc:
+                raise invalid(str(exc)) from exc
+            except _edit_error() as exc:
+                raise RequestError(MEMORY_EDIT_REFUSED, str(exc)) from exc
+            return {
+                "message": result.message,
+                "added": result.added,
+                "duplicates": result.duplicates,
+                "notFitted": list(result.not_fitted),
+                "refused": [
+                    {"text": r.text, "reason": r.reason, "line": r.line} for r in result.refused
+                ],
+                "state": ls.memory.state(folder),
+            }
 
         return await asyncio.to_thread(run)
 

@@ -35,6 +35,7 @@ from .framing import FrameReader, serve_frames
 from .params import RequestError
 from .settings import Settings
 from .workspace import MemoryFile, MemoryWorkspace, memory_file_of
+from .workspace_lint import WorkspaceLint
 
 __all__ = ["MyAgentProtocol", "MyAgentServer", "build_server", "main"]
 
@@ -205,6 +206,7 @@ class MyAgentServer(LanguageServer):
         self._loop_thread: int | None = None
         self.buffers = Buffers(self)
         self.memory = MemoryWorkspace(self)
+        self.workspace_lint = WorkspaceLint(self)
         from .chat import ChatManager
 
         self.chat = ChatManager(self)
@@ -309,10 +311,10 @@ class _QuietExpectedErrors(logging.Filter):
 
 def build_server() -> MyAgentServer:
     """A server with every feature module registered (each module: one concern, one `register`)."""
-    from . import actions, chat, diagnostics, memory_requests, views, workspace
+    from . import actions, chat, diagnostics, memory_requests, views, workspace, workspace_lint
 
     ls = MyAgentServer()
-    for feature in (workspace, memory_requests, chat, diagnostics, actions, views):
+    for feature in (workspace, memory_requests, chat, diagnostics, actions, views, workspace_lint):
         feature.register(ls)
     return ls
 

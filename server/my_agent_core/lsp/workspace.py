@@ -447,6 +447,7 @@ def register(ls: MyAgentServer) -> None:
     @ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def on_folders(ls: MyAgentServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
         added, removed = ls.memory.sync_folders()
+        ls.workspace_lint.sync_folders()
         for path in added:
             ls.memory.baseline(ls.memory.folders[path])
         for path in removed:
@@ -454,6 +455,7 @@ def register(ls: MyAgentServer) -> None:
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def on_watched(ls: MyAgentServer, params: types.DidChangeWatchedFilesParams) -> None:
+        ls.workspace_lint.file_events(params.changes)  # the index behind stale-reference
         seen: set[Path] = set()
         for change in params.changes:
             mf = ls.memory_file(change.uri)

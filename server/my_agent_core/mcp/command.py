@@ -1,4 +1,4 @@
-"""`my-agent mcp [--dir PATH]`: the memory MCP server on stdio.
+"""`my-agent mcp [--dir PATH] [--user-profile workspace|global]`: the memory MCP server on stdio.
 
 stdout carries the protocol only; everything a person should read goes to stderr. The SDK is
 imported when the command runs, never when the command line is built.
@@ -32,6 +32,15 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--memory-limit", type=int, default=MEMORY_CHAR_LIMIT, help="MEMORY.md budget"
     )
     parser.add_argument("--user-limit", type=int, default=USER_CHAR_LIMIT, help="USER.md budget")
+    from my_agent_core.memory.location import USER_PROFILE_ENV, USER_PROFILES
+
+    parser.add_argument(
+        "--user-profile",
+        choices=USER_PROFILES,
+        default=None,
+        help="where USER.md lives: this workspace, or one global profile in "
+        f"${{XDG_CONFIG_HOME:-~/.config}}/my-agent-core (default: ${USER_PROFILE_ENV} or workspace)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -39,9 +48,15 @@ def run(args: argparse.Namespace) -> int:
     """Serve until the client closes stdin; 2 when the memory folder is refused."""
     import anyio
 
+    from my_agent_core.memory.location import open_store, resolve_user_profile
     from my_agent_core.memory.paths import memory_dir_of
-    from my_agent_core.memory.store import MemoryStore
     from my_agent_core.paths import PathRefused, check_memory_folder
+
+    try:
+        profile = resolve_user_profile(getattr(args, "user_profile", None))
+    except ValueError as exc:
+        print(f"my-agent mcp: {exc}", file=sys.stderr)
+        return 2
 
     mem_dir = args.dir if args.dir is not None else memory_dir_of(Path.cwd())
     try:
@@ -56,7 +71,13 @@ def run(args: argparse.Namespace) -> int:
         if value < 1:
             print(f"my-agent mcp: {name} must be a positive number of characters.", file=sys.stderr)
             return 2
-    store = MemoryStore(mem_dir, args.memory_limit, args.user_limit, author="mcp")
+    store = open_store(
+        mem_dir=mem_dir,
+        user_profile=profile,
+        memory_char_limit=args.memory_limit,
+        user_char_limit=args.user_limit,
+        author="mcp",
+    )
     try:
         anyio.run(_serve, store)
     finally:

@@ -221,7 +221,7 @@ def resource_text(store: MemoryStore, target: str) -> str:
     its context, and memory is data, never instructions.
     """
     name = FILE_NAMES[target]
-    path = resolve_inside(store.mem_dir, name, what=name)
+    path = resolve_inside(store.folder(target), name, what=name)
     read_regular(path, max_bytes=MAX_RESOURCE_BYTES, name=name)
     state = store.state(target)
     if not state.available:

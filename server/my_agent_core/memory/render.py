@@ -638,20 +638,31 @@ def render_document(title: str, text: str, *, max_chars: int = CONTEXT_DOCUMENT_
 
 @dataclass(frozen=True, slots=True)
 class ContextDocument:
-    """A workspace context file for the prompt: `name` (e.g. `AGENTS.md`) and its text."""
+    """A workspace context file for the prompt: `name` (e.g. `AGENTS.md`) and its text; `issues`
+    are what the scanner found in it (then the file is withheld, as an unsafe memory entry is)."""
 
     name: str
     text: str
+    issues: tuple[SafetyIssue, ...] = ()
 
 
 def render_context_block(
     documents: Sequence[ContextDocument], *, max_chars: int = CONTEXT_DOCUMENT_CHARS
 ) -> str:
-    """The `<PROJECT_CONTEXT>` block: one `render_document` per file ("" when there is none)."""
+    """The `<PROJECT_CONTEXT>` block: one `render_document` per file ("" when there is none); a
+    file with scanner issues is its header and a `[BLOCKED: ...]` line that does not quote it."""
     if not documents:
         return ""
-    body = "\n\n".join(render_document(d.name, d.text, max_chars=max_chars) for d in documents)
+    body = "\n\n".join(_context_section(d, max_chars) for d in documents)
     return render_block(CONTEXT_TAG, CONTEXT_PREAMBLE, body)
+
+
+def _context_section(document: ContextDocument, max_chars: int) -> str:
+    if not document.issues:
+        return render_document(document.name, document.text, max_chars=max_chars)
+    name = _one_line(document.name, SOURCE_CHARS)
+    note = blocked_line(name, document.issues, f"The user can review {name} in the workspace.")
+    return f"## {name} · {len(document.text):,} chars\n{note}"
 
 
 @dataclass(frozen=True, slots=True)

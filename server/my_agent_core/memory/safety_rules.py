@@ -788,7 +788,16 @@ def _rules() -> tuple[Rule, ...]:
     exfil = "tells the model to send secrets somewhere"
     exfil_chat = "tells the model to send the conversation somewhere"
     override_verbs: tuple[str, ...] = ("ignor", "disregard", "forget", "overr", "bypass", "skip")
-    override_verbs += ("discard", "abandon", "drop", "aside", "throw", "attention", "heed", "follow")
+    override_verbs += (
+        "discard",
+        "abandon",
+        "drop",
+        "aside",
+        "throw",
+        "attention",
+        "heed",
+        "follow",
+    )
     override_verbs += ("obey",)
     return (
         _rule("injection", override, _OVERRIDE, (*override_verbs, "mind")),

@@ -67,8 +67,10 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MEMORY_CHAR_LIMIT",
     "USER_CHAR_LIMIT",
+    "MemoryChanged",
     "MemoryEditError",
     "MemoryLockTimeout",
+    "MemoryPreview",
     "MemoryStore",
     "MemoryWriteError",
     "Operation",
@@ -108,6 +110,27 @@ class MemoryLockTimeout(MemoryEditError):
 
 class MemoryWriteError(MemoryEditError):
     """The disk refused the write (full, read-only, an I/O error); the file was left as it was."""
+
+
+class MemoryChanged(MemoryEditError):
+    """The file is no longer the text an edit was previewed on (`apply(..., expect=...)`): someone
+    wrote it meanwhile, so the edit the user approved would not be the edit made; nothing written."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPreview:
+    """What an edit would do, computed under the lock without writing (`MemoryStore.preview`):
+    the file's text now (`before`, "" when there is no file) and the text the store would write
+    (`after`; equal to `before` when the edit changes nothing). Apply it with
+    `apply(..., expect=preview.before)` so it lands only on the file the user saw."""
+
+    target: str
+    path: Path
+    before: str
+    after: str
+    changed: bool
+    existed: bool
+    summary: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +187,18 @@ class _OnDisk:
     digest: str | None  # its entries' digest, when this store wrote it (else computed on demand)
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """An edit worked out under the lock: the file it writes, the file as read, the entries it
+    leaves, its changes (none: nothing to write) and its success message."""
+
+    path: Path
+    disk: _OnDisk
+    entries: list[str]
+    changes: list[Change]
+    message: str
+
+
 class _Unavailable(Exception):
     """A file the store must not read or write (undecodable, or a symlink out of the folder)."""
 
@@ -183,6 +218,36 @@ class _Gap:
     reason: str
 
 
+@dataclass(eq=False)
+class _Home:
+    """One folder the store keeps files in, and what belongs to that folder: its lock, its history,
+    its backups. Both targets share one home, unless the user profile lives in a folder of its own
+    (`MemoryStore(user_dir=...)`: one USER.md for every workspace), which then has its own."""
+
+    dir: Path
+    targets: tuple[str, ...]
+    names: tuple[str, ...]  # the folder's own files, which must stay separate files
+    journal: Journal
+    private: bool = False  # created owner-only (the user's own profile folder)
+    lock_fd: int | None = None
+    lock_pid: int = 0
+    journal_error: str | None = None
+    gap: _Gap | None = None
+
+    def folder_error(self) -> str | None:
+        """Why this folder is refused now (a workspace layout linked out), or None."""
+        try:
+            check_memory_folder(self.dir)
+        except PathRefused as exc:
+            return str(exc)
+        return None
+
+    def serves(self, record: JournalRecord) -> bool:
+        """Whether `record` is about a file of this home (a workspace history keeps the records of
+        its own USER.md from before the profile moved; they are not about the shared one)."""
+        return self.targets == TARGETS or record.target in self.targets
+
+
 class MemoryStore:
     """The two memory files of one folder: live entries, frozen snapshot, budgets, locked writes."""
 
@@ -196,8 +261,12 @@ class MemoryStore:
         *,
         lock_timeout: float = LOCK_TIMEOUT,
         max_file_bytes: int = MAX_FILE_BYTES,
+        user_dir: Path | str | None = None,
     ) -> None:
         self.mem_dir = Path(mem_dir)
+        #: Where USER.md lives: `mem_dir`, or a folder of its own shared by every workspace (the
+        #: global profile), with its own lock, history and backups there.
+        self.user_dir = Path(user_dir) if user_dir is not None else self.mem_dir
         #: Called after every successful write (edits and undos), on the writing thread, once the
         #: lock is released; a failing listener is logged and never turns a saved edit into an error.
         self.on_write = on_write
@@ -215,12 +284,19 @@ class MemoryStore:
         self._snapshot_used: dict[str, int] = {t: 0 for t in TARGETS}
         self._errors: dict[str, str | None] = {t: None for t in TARGETS}
         self._thread_lock = threading.RLock()
-        self.journal = Journal(self.mem_dir / JOURNAL_NAME)
+        workspace = _Home(self.mem_dir, TARGETS, _OWN_FILES, Journal(self.mem_dir / JOURNAL_NAME))
+        if os.path.realpath(self.user_dir) == os.path.realpath(self.mem_dir):
+            self._homes: dict[str, _Home] = dict.fromkeys(TARGETS, workspace)
+        else:
+            workspace.targets = ("memory",)
+            own = (FILE_NAMES["user"], JOURNAL_NAME, LOCK_NAME)
+            profile = _Home(
+                self.user_dir, ("user",), own, Journal(self.user_dir / JOURNAL_NAME), private=True
+            )
+            self._homes = {"memory": workspace, "user": profile}
+        #: The history of `mem_dir` (the user profile's, when it lives elsewhere, is its own).
+        self.journal = workspace.journal
         self.last_record: JournalRecord | None = None
-        self._journal_error: str | None = None
-        self._gap: _Gap | None = None
-        self._lock_fd: int | None = None
-        self._lock_pid = 0
         # target -> (identity of the file this store last wrote, its text, entries, digest)
         self._disk_cache: dict[str, tuple[tuple[int, ...], str, tuple[str, ...], str]] = {}
         self._pending_events: list[WriteEvent] = []  # writes made under undo's lock, sent after it
@@ -229,7 +305,17 @@ class MemoryStore:
 
     def path(self, target: str) -> Path:
         """Absolute path of a target's file."""
-        return (self.mem_dir / self.files[self._check_target(target)]).absolute()
+        target = self._check_target(target)
+        return (self._homes[target].dir / self.files[target]).absolute()
+
+    def folder(self, target: str) -> Path:
+        """The folder a target's file, lock and history live in."""
+        return self._homes[self._check_target(target)].dir
+
+    @property
+    def _home_list(self) -> list[_Home]:
+        """Each home once, the workspace's first (the order locks are taken in)."""
+        return list(dict.fromkeys(self._homes[t] for t in TARGETS))
 
     def limit(self, target: str) -> int:
         return self.limits[self._check_target(target)]
@@ -242,17 +328,13 @@ class MemoryStore:
     def journal_error(self) -> str | None:
         """Why this store's last change was saved without its history record ("history not
         recorded: ..."), so it cannot be undone; None once a record was written again."""
-        return self._journal_error
+        return next((h.journal_error for h in self._home_list if h.journal_error), None)
 
     @property
     def folder_error(self) -> str | None:
         """Why the memory folder itself is refused (its workspace layout links out of the
         workspace), checked now; None when it may be used."""
-        try:
-            check_memory_folder(self.mem_dir)
-        except PathRefused as exc:
-            return str(exc)
-        return None
+        return next((e for h in self._home_list if (e := h.folder_error()) is not None), None)
 
     def entries(self, target: str) -> list[str]:
         """The live entries of a target (a copy)."""
@@ -273,12 +355,13 @@ class MemoryStore:
     def load_from_disk(self) -> None:
         """Read both files, dedup preserving order, and freeze the snapshot. Never raises for bad
         files, and never waits for a lock (writes are atomic renames, so a read needs none)."""
-        folder_error = self.folder_error
-        if folder_error is None:
-            self._clean_stale_temp_files()
+        errors = {id(h): h.folder_error() for h in self._home_list}
+        for home in self._home_list:
+            if errors[id(home)] is None:
+                self._clean_stale_temp_files(home)
         for target in TARGETS:
             entries: list[str] = []
-            error = folder_error
+            error = errors[id(self._homes[target])]
             if error is None:
                 try:
                     entries = self._read_entries(target)
@@ -293,8 +376,9 @@ class MemoryStore:
     def state(self, target: str) -> StoreState:
         """The target as it is on disk now (fresh read, no lock: writes are atomic renames)."""
         target = self._check_target(target)
-        journal_error = self._journal_error or self.journal.problem()
-        error = self.folder_error
+        home = self._homes[target]
+        journal_error = home.journal_error or home.journal.problem()
+        error = home.folder_error()
         entries: list[str] = []
         if error is None:
             try:
@@ -357,9 +441,49 @@ class MemoryStore:
         """Delete the one entry addressed by `old_text`."""
         return self.apply(target, [Operation("remove", old_text=old_text)], author=author)
 
-    def apply(self, target: str, operations: list[Operation], *, author: str | None = None) -> str:
-        """Apply edits all-or-nothing: budget checked on the final state, one write, one journal record."""
+    def apply(
+        self,
+        target: str,
+        operations: list[Operation],
+        *,
+        author: str | None = None,
+        expect: str | None = None,
+    ) -> str:
+        """Apply edits all-or-nothing: budget checked on the final state, one write, one journal record.
+
+        `expect`: the file's text the edit was previewed on (`preview(...).before`); when the file
+        under the lock is anything else, `MemoryChanged` is raised and nothing is written."""
         target = self._check_target(target)
+        action, mutate = self._batch(target, operations)
+        return self._edit(target, action, author or self.author, mutate, expect=expect)
+
+    def preview(self, target: str, operations: list[Operation]) -> MemoryPreview:
+        """What `apply(target, operations)` would write, computed under the lock from the file as it
+        is now, without writing anything; raises `MemoryEditError` exactly where `apply` would.
+
+        The lock is released before this returns (a user may take minutes to approve), so apply
+        the result with `expect=preview.before`: it lands only if nobody wrote meanwhile."""
+        target = self._check_target(target)
+        _action, mutate = self._batch(target, operations)
+        home = self._homes[target]
+        with self._locked(home, self.files[target]):
+            plan = self._plan(target, mutate, None)
+        before = plan.disk.text
+        after = serialize(plan.entries) if plan.changes else before
+        return MemoryPreview(
+            target,
+            self.path(target),
+            before,
+            after,
+            bool(plan.changes),
+            plan.disk.mode is not None,
+            plan.message,
+        )
+
+    def _batch(
+        self, target: str, operations: list[Operation]
+    ) -> tuple[str, Callable[[list[str]], tuple[list[str], list[Change], list[str]]]]:
+        """The journal action of a batch and the function that applies it to a list of entries."""
         if not operations:
             raise MemoryEditError("No operations given: pass at least one add, replace or remove.")
         for op in operations:
@@ -394,7 +518,7 @@ class MemoryStore:
                 )
             return entries, changes, bounded_notes(notes)
 
-        return self._edit(target, action, author or self.author, mutate)
+        return action, mutate
 
     def undo(self, record_id: str | None = None, *, author: str = "user") -> JournalRecord:
         """Revert a change and journal the undo; returns the undo record (`undoes` names the change).
@@ -407,9 +531,10 @@ class MemoryStore:
         reaches the change before it. With `record_id`: that change, on top of the file as it is now,
         provided the entries it produced are still there as it left them.
         """
-        with self._locked("The memory folder"):
-            history = self.journal.history()
-            record = self._undo_target(history, record_id)
+        with contextlib.ExitStack() as locks:
+            for home in self._home_list:  # always in this order: two stores never deadlock
+                locks.enter_context(self._locked(home, "The memory folder"))
+            record, history = self._undo_target(record_id)
             name = self.files[record.target]
 
             def mutate(entries: list[str]) -> tuple[list[str], list[Change], list[str]]:
@@ -440,24 +565,59 @@ class MemoryStore:
         return undo_record
 
     def log(self, limit: int = 50) -> list[JournalRecord]:
-        """The newest journal records, newest last (none when the folder is refused)."""
-        if limit <= 0 or self.folder_error is not None:
+        """The newest journal records, newest last (none of a folder that is refused). With the
+        user profile in a folder of its own, both histories, merged by time."""
+        if limit <= 0:
             return []
-        return self.journal.read()[-limit:]
+        homes = self._home_list
+        if len(homes) == 1:
+            return [] if homes[0].folder_error() is not None else homes[0].journal.read()[-limit:]
+        records: list[JournalRecord] = []
+        for home in homes:
+            if home.folder_error() is None:
+                records += [r for r in home.journal.read() if home.serves(r)]
+        records.sort(key=lambda r: r.time)  # stable: each history keeps its own order
+        return records[-limit:]
+
+    def _histories(self) -> list[tuple[_Home, History]]:
+        """Each home's history, holding only the records about files of that home."""
+        found: list[tuple[_Home, History]] = []
+        for home in self._home_list:
+            history = home.journal.history()
+            if home.targets != TARGETS:
+                items = tuple(
+                    item
+                    for item in history.items
+                    if not isinstance(item, JournalRecord) or home.serves(item)
+                )
+                history = History(items, history.problem)
+            found.append((home, history))
+        return found
 
     # ------------------------------------------------------------------ internals
 
-    def _undo_target(self, history: History, record_id: str | None) -> JournalRecord:
-        """The change an undo reverts, or a MemoryEditError saying why there is none."""
+    def _undo_target(self, record_id: str | None) -> tuple[JournalRecord, History]:
+        """The change an undo reverts and the history it is in, or a MemoryEditError saying why
+        there is none (the newest of every home's candidates, when the profile has its own)."""
+        histories = self._histories()
         if record_id is None:
-            record = history.newest_undoable()
-            if record is None:
-                why = f" ({history.problem})" if history.problem else ""
+            candidates = [
+                (record, history)
+                for _home, history in histories
+                if (record := history.newest_undoable()) is not None
+            ]
+            if not candidates:
+                problems = [h.problem for _home, h in histories if h.problem]
+                why = f" ({'; '.join(problems)})" if problems else ""
                 raise MemoryEditError(
                     f"Nothing to undo: the history has no change left to revert{why}."
                 )
+            record, history = max(candidates, key=lambda pair: pair[0].time)
         else:
             shown = repr(record_id if len(record_id) <= 40 else record_id[:39] + "…")
+            history = next(
+                (h for _home, h in histories if h.find(record_id) is not None), histories[0][1]
+            )
             found = history.find(record_id)
             if found is None:
                 raise MemoryEditError(
@@ -475,14 +635,15 @@ class MemoryStore:
             raise MemoryEditError(
                 f"Change {record.id} names an unknown file {record.target!r}; it cannot be undone."
             )
-        return record
+        return record, history
 
     def _mark_skipped(self, record: JournalRecord, author: str, reason: str) -> str:
         """Journal that an undo passed over `record`; says what the next undo will do."""
-        skip = self.journal.new_record(
+        home = self._homes[record.target]
+        skip = home.journal.new_record(
             "skip", record.target, author, skips=record.id, note=reason[:500]
         )
-        failure = self._append_records(skip)
+        failure = self._append_records(home, skip)
         if failure is not None:
             return (
                 f"It could not be marked skipped ({failure}), so the next undo stops here again; "
@@ -583,39 +744,61 @@ class MemoryStore:
         *,
         undoes: str | None = None,
         locked: bool = False,
+        expect: str | None = None,
     ) -> str:
         event: WriteEvent | None = None
         warning = ""
-        with contextlib.nullcontext() if locked else self._locked(self.files[target]):
-            path, st = self._path_for_edit(target)
-            disk = self._read_for_edit(target, path, st)
-            raw, original, canonical = disk.text, disk.entries, disk.canonical
-            before_used = budget_used(original)
-            entries, changes, notes = mutate(list(original))
-            after_used = budget_used(entries)
-            limit = self.limits[target]
-            name = self.files[target]
-            if after_used > limit and after_used > before_used:
-                raise MemoryEditError(
-                    f"{name} is full: this edit needs {after_used}/{limit} chars, the store now uses "
-                    f"{before_used}/{limit}. Nothing was written. Consolidate in this turn: merge related "
-                    "entries into one shorter entry with `replace` (or several edits at once with "
-                    "`operations`), or `remove` outdated ones, then retry. If nothing can go, do not "
-                    f"retry: carry on with your reply.\n{render_listing(original, name=name, limit=limit)}"
-                )
-            if changes:
-                if raw and not canonical:
-                    self._backup(target, raw)
+        home = self._homes[target]
+        with contextlib.nullcontext() if locked else self._locked(home, self.files[target]):
+            plan = self._plan(target, mutate, expect)
+            disk = plan.disk
+            if plan.changes:
+                if disk.text and not disk.canonical:
+                    self._backup(target, disk.text)
                 event, warning = self._write(
-                    target, path, disk, entries, action, author, changes, undoes
+                    target, plan.path, disk, plan.entries, action, author, plan.changes, undoes
                 )
-            self._entries[target] = entries
+            self._entries[target] = plan.entries
         if event is not None:
             if locked:
                 self._pending_events.append(event)
             else:
                 self._notify(event)
-        return f"{' '.join(notes)} ({after_used}/{limit} chars used){warning}"
+        return plan.message + warning
+
+    def _plan(
+        self,
+        target: str,
+        mutate: Callable[[list[str]], tuple[list[str], list[Change], list[str]]],
+        expect: str | None,
+    ) -> _Plan:
+        """An edit worked out on the file as it is now (the caller holds the lock): refused here,
+        with the message the caller raises, or ready to be written."""
+        path, st = self._path_for_edit(target)
+        disk = self._read_for_edit(target, path, st)
+        name = self.files[target]
+        if expect is not None and disk.text != expect:
+            raise MemoryChanged(
+                f"{name} changed while this edit waited for approval (another session, the user "
+                "or a program wrote it), so the change that was approved is not the one that would "
+                "be made; nothing was written. Look at the current entries and call `memory` again "
+                "if the edit is still needed."
+            )
+        original = disk.entries
+        before_used = budget_used(original)
+        entries, changes, notes = mutate(list(original))
+        after_used = budget_used(entries)
+        limit = self.limits[target]
+        if after_used > limit and after_used > before_used:
+            raise MemoryEditError(
+                f"{name} is full: this edit needs {after_used}/{limit} chars, the store now uses "
+                f"{before_used}/{limit}. Nothing was written. Consolidate in this turn: merge related "
+                "entries into one shorter entry with `replace` (or several edits at once with "
+                "`operations`), or `remove` outdated ones, then retry. If nothing can go, do not "
+                f"retry: carry on with your reply.\n{render_listing(original, name=name, limit=limit)}"
+            )
+        message = f"{' '.join(notes)} ({after_used}/{limit} chars used)"
+        return _Plan(path, disk, entries, changes, message)
 
     def _write(
         self,
@@ -631,9 +814,10 @@ class MemoryStore:
         """Write the new entries and their journal record; returns the event and a warning for the
         success message when the record could not be written."""
         name = self.files[target]
+        home = self._homes[target]
         text = serialize(entries)
         data = text.encode("utf-8")
-        record = self.journal.new_record(
+        record = home.journal.new_record(
             action,
             target,
             author,
@@ -645,41 +829,43 @@ class MemoryStore:
         outcome: list[str | None] = []
 
         def journal() -> None:
-            outcome.append(self._append_records(record, commit=False))
+            outcome.append(self._append_records(home, record, commit=False))
 
         try:
             signature = self._atomic_write(path, data, disk.mode, before_sync=journal)
         except OSError as exc:
             if outcome and outcome[0] is None:
-                self.journal.retract()  # the record of an edit that did not land
+                home.journal.retract()  # the record of an edit that did not land
             raise MemoryWriteError(
                 f"{name} could not be saved ({exc.strerror or exc}); nothing was written."
             ) from None
         failure = outcome[0] if outcome else "history not recorded: the journal was not reached"
         if failure is None:
-            self._gap = None  # marked in the journal together with this record
-            self._journal_error = None
+            home.gap = None  # marked in the journal together with this record
+            home.journal_error = None
         else:
-            self._journal_error = failure
-            if self._gap is None:
-                self._gap = _Gap(0, record.time, target, failure)
-            self._gap.count += 1
+            home.journal_error = failure
+            if home.gap is None:
+                home.gap = _Gap(0, record.time, target, failure)
+            home.gap.count += 1
         self._disk_cache[target] = (signature, text, tuple(entries), record.after_digest or "")
         self.last_record = record
         event = WriteEvent(target, disk.text if disk.mode is not None else None, text, record)
         warning = "" if failure is None else f" Warning: {failure}; this change cannot be undone."
         return event, warning
 
-    def _append_records(self, record: JournalRecord, *, commit: bool = True) -> str | None:
+    def _append_records(
+        self, home: _Home, record: JournalRecord, *, commit: bool = True
+    ) -> str | None:
         """Append `record` after the mark of any change saved while the journal was failing; None
         on success, else "history not recorded: ...". `commit`: forget that mark once written
         (an edit does that itself, once its file write succeeded)."""
         records = [record]
-        if self._gap is not None:
-            gap = self._gap
+        if home.gap is not None:
+            gap = home.gap
             records.insert(
                 0,
-                self.journal.new_record(
+                home.journal.new_record(
                     "gap",
                     gap.target,
                     record.author,
@@ -691,12 +877,12 @@ class MemoryStore:
                 ),
             )
         try:
-            self.journal.append(*records)
+            home.journal.append(*records)
         except JournalError as exc:
             return f"history not recorded: {exc}"
         if commit:
-            self._gap = None
-            self._journal_error = None
+            home.gap = None
+            home.journal_error = None
         return None
 
     def _notify(self, event: WriteEvent) -> None:
@@ -709,10 +895,10 @@ class MemoryStore:
             logger.exception("memory write listener failed")
 
     @contextlib.contextmanager
-    def _locked(self, what: str) -> Iterator[None]:
-        """Exclusive lock across threads and processes (flock on `.lock` in the memory folder),
+    def _locked(self, home: _Home, what: str) -> Iterator[None]:
+        """Exclusive lock across threads and processes (flock on `.lock` in the home's folder),
         waited for at most `lock_timeout` seconds; `what` names the locked thing in messages."""
-        folder_error = self.folder_error
+        folder_error = home.folder_error()
         if folder_error is not None:
             raise MemoryEditError(folder_error)
         timeout = max(0.0, self.lock_timeout)
@@ -724,7 +910,7 @@ class MemoryStore:
             )
         try:
             try:
-                fd = self._lock_descriptor(deadline)
+                fd = self._lock_descriptor(home, deadline)
             except _Unavailable as exc:
                 raise MemoryEditError(str(exc)) from None
             except folder_lock.LockTimeout as exc:
@@ -740,7 +926,7 @@ class MemoryStore:
                 ) from None
             except OSError as exc:
                 raise MemoryWriteError(
-                    f"Cannot lock the memory folder ({self.mem_dir / LOCK_NAME}: {exc.strerror}); "
+                    f"Cannot lock the memory folder ({home.dir / LOCK_NAME}: {exc.strerror}); "
                     "nothing was written."
                 ) from None
             try:
@@ -750,39 +936,42 @@ class MemoryStore:
         finally:
             self._thread_lock.release()
 
-    def _lock_descriptor(self, deadline: float) -> int:
+    def _lock_descriptor(self, home: _Home, deadline: float) -> int:
         """Lock `.lock` and return its descriptor, kept open between edits (re-opened after a fork or
         when the file was deleted or replaced, so every process always locks the same inode)."""
-        lock_path = self.mem_dir / LOCK_NAME
+        lock_path = home.dir / LOCK_NAME
         while True:
-            if self._lock_fd is None or self._lock_pid != os.getpid():
+            if home.lock_fd is None or home.lock_pid != os.getpid():
                 # An open lock is re-checked only when re-opened: swapping the file for a link unlinks
                 # the inode we hold (st_nlink 0 below), which brings us back here.
-                self._refuse_outside_link(lock_path)
-                self.mem_dir.mkdir(parents=True, exist_ok=True)
+                self._refuse_outside_link(home, lock_path)
+                if home.private and not home.dir.exists():
+                    home.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+                home.dir.mkdir(parents=True, exist_ok=True)
                 flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
                 fd = os.open(lock_path, flags, 0o600)
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
                     os.close(fd)
                     raise _Unavailable(
-                        f"{LOCK_NAME} in {self.mem_dir} is not a regular file; move it away and "
+                        f"{LOCK_NAME} in {home.dir} is not a regular file; move it away and "
                         "retry (the store recreates it)."
                     )
-                self._lock_fd = fd
-                self._lock_pid = os.getpid()
-            folder_lock.acquire(self._lock_fd, deadline - time.monotonic())
-            if os.fstat(self._lock_fd).st_nlink > 0:  # still the file the others open by that name
-                return self._lock_fd
-            os.close(self._lock_fd)  # deleted or replaced under us: lock the new one
-            self._lock_fd = None
+                home.lock_fd = fd
+                home.lock_pid = os.getpid()
+            folder_lock.acquire(home.lock_fd, deadline - time.monotonic())
+            if os.fstat(home.lock_fd).st_nlink > 0:  # still the file the others open by that name
+                return home.lock_fd
+            os.close(home.lock_fd)  # deleted or replaced under us: lock the new one
+            home.lock_fd = None
 
     def close(self) -> None:
         """Release the descriptors the store keeps open (also done when it is garbage-collected)."""
-        if self._lock_fd is not None and self._lock_pid == os.getpid():
-            with contextlib.suppress(OSError):
-                os.close(self._lock_fd)
-        self._lock_fd = None
-        self.journal.close()
+        for home in self._home_list:
+            if home.lock_fd is not None and home.lock_pid == os.getpid():
+                with contextlib.suppress(OSError):
+                    os.close(home.lock_fd)
+            home.lock_fd = None
+            home.journal.close()
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
@@ -847,24 +1036,25 @@ class MemoryStore:
         one would be a write of the other; with `every_pair` any two, else only a pair that
         involves this file."""
         name = self.files[target]
-        names = look_up(self.mem_dir, _OWN_FILES)
+        home = self._homes[target]
+        names = look_up(home.dir, home.names)
         named = names.names[name]
-        path = self.mem_dir / name
+        path = home.dir / name
         if named.link:
-            self._refuse_outside_link(path)
+            self._refuse_outside_link(home, path)
             path = Path(named.real or path)
         pair = names.aliased_pair()
         if pair is not None and (every_pair or name in pair):
             raise _Unavailable(
-                f"{pair[0]} and {pair[1]} in {self.mem_dir} are one file (joined by a hard link or "
+                f"{pair[0]} and {pair[1]} in {home.dir} are one file (joined by a hard link or "
                 "a symbolic link); the store will not write one file as two. Make each a separate "
                 "plain file, then retry."
             )
         return path, named.stat
 
-    def _refuse_outside_link(self, path: Path) -> None:
+    def _refuse_outside_link(self, home: _Home, path: Path) -> None:
         try:
-            check_link_inside(self.mem_dir, path)
+            check_link_inside(home.dir, path)
         except PathRefused as exc:
             raise _Unavailable(str(exc)) from None
 
@@ -874,7 +1064,7 @@ class MemoryStore:
         The copy is complete and on disk before the rewrite, or the rewrite is refused: a failed
         copy (a full disk) leaves nothing behind, so it never pushes a real backup out."""
         name = self.files[target]
-        backups = self.mem_dir / BACKUP_DIR
+        backups = self._homes[target].dir / BACKUP_DIR
         if backups.is_symlink() or (backups.exists() and not backups.is_dir()):
             raise MemoryEditError(
                 f"{self.files[target]} was edited by hand and must be backed up before the store rewrites "
@@ -961,11 +1151,11 @@ class MemoryStore:
             os.close(dir_fd)
         return signature
 
-    def _clean_stale_temp_files(self) -> None:
+    def _clean_stale_temp_files(self, home: _Home) -> None:
         """Temp files of a writer that died mid-write (only when no writer holds the lock)."""
-        if not self.mem_dir.is_dir():
+        if not home.dir.is_dir():
             return
-        lock_path = self.mem_dir / LOCK_NAME
+        lock_path = home.dir / LOCK_NAME
         if lock_path.is_symlink() or not lock_path.is_file():
             return
         try:
@@ -979,10 +1169,10 @@ class MemoryStore:
                 return
             stale = [
                 p
-                for name in (*self.files.values(), JOURNAL_NAME)  # the journal trims via a temp
-                for p in self.mem_dir.glob(f".{name}.*.tmp")
+                for name in (*(self.files[t] for t in home.targets), JOURNAL_NAME)  # journal: trim
+                for p in home.dir.glob(f".{name}.*.tmp")
             ]
-            backups = self.mem_dir / BACKUP_DIR
+            backups = home.dir / BACKUP_DIR
             if backups.is_dir() and not backups.is_symlink():  # never sweep through a link
                 stale += backups.glob(".*.bak.tmp")
             for path in stale:

@@ -8,13 +8,22 @@ fix the call, and quotes what the model sent only cut to a bounded length.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from my_agent_core.memory.render import quote
 from my_agent_core.memory.store import MemoryEditError, MemoryStore, Operation
 from my_agent_core.tools import Tool
 
-__all__ = ["MEMORY_TOOL_DESCRIPTION", "make_memory_tool"]
+if TYPE_CHECKING:
+    from my_agent_core.workspace.approval import (
+        ApprovalGate,
+        Approver,
+        Decision,
+        DecisionListener,
+    )
+    from my_agent_core.workspace.seams import CancelToken
+
+__all__ = ["MEMORY_TOOL_DESCRIPTION", "REVIEW_NOTE", "make_memory_tool"]
 
 _TEXT_FIELDS = ("content", "old_text", "new_content", "new_text")
 
@@ -93,15 +102,107 @@ _PARAMETERS: dict[str, Any] = {
 }
 
 
-def make_memory_tool(store: MemoryStore, *, author: str | None = None) -> Tool:
-    """The `memory` tool bound to `store`; `author` is who the journal credits (default: the store's)."""
+#: Appended to the description in review mode, so the model knows a refusal is the user's answer.
+REVIEW_NOTE = (
+    "\n\nREVIEW: the user approves each memory change before it is saved (they see the diff of "
+    "the file). When a change is declined, do not retry it nor save the same fact another way: "
+    "carry on with your reply."
+)
+
+
+def make_memory_tool(
+    store: MemoryStore,
+    *,
+    author: str | None = None,
+    approver: Approver | None = None,
+    cancel: CancelToken | None = None,
+    on_decision: DecisionListener | None = None,
+) -> Tool:
+    """The `memory` tool bound to `store`; `author` is who the journal credits (default: the store's).
+
+    With an `approver` (the setting `myAgent.memory.approval: "ask"`), every call that would change
+    a file is first computed without writing (`store.preview`) and shown to the user as a
+    `kind="memory"` approval with the file's unified diff; it is saved only when approved and only
+    if the file is still what the user saw (else the model is told memory changed meanwhile).
+    `cancel` and `on_decision` work as for the workspace tools (a stopped turn refuses without
+    asking; every decision is reported)."""
+    gate = _gate(approver, cancel, on_decision) if approver is not None else None
 
     def handler(args: dict[str, Any]) -> str:
         target = args["target"]
         operations = _operations(args)
-        return store.apply(target, operations, author=author)
+        if gate is None:
+            return store.apply(target, operations, author=author)
+        return _reviewed(store, gate, target, operations, author)
 
-    return Tool("memory", MEMORY_TOOL_DESCRIPTION, _PARAMETERS, handler)
+    description = MEMORY_TOOL_DESCRIPTION + (REVIEW_NOTE if gate is not None else "")
+    return Tool("memory", description, _PARAMETERS, handler)
+
+
+def _gate(
+    approver: Approver, cancel: CancelToken | None, on_decision: DecisionListener | None
+) -> ApprovalGate:
+    # Imported here: the workspace tools are not loaded for stores that never ask (CLI, MCP, LSP).
+    from my_agent_core.workspace.approval import ApprovalGate
+
+    return ApprovalGate(approver, cancel=cancel, listener=on_decision)
+
+
+def _reviewed(
+    store: MemoryStore,
+    gate: ApprovalGate,
+    target: str,
+    operations: list[Operation],
+    author: str | None,
+) -> str:
+    """Preview, ask, then apply exactly what was approved (or explain why nothing was saved)."""
+    from my_agent_core.workspace.approval import ApprovalRequest
+    from my_agent_core.workspace.textfile import unified_diff
+
+    preview = store.preview(target, operations)
+    if not preview.changed:  # a duplicate add, a replace with the same text: nothing to approve
+        return store.apply(target, operations, author=author, expect=preview.before)
+    name = store.files[target]
+    what = _summary(operations, name)
+    request = ApprovalRequest(
+        kind="memory",
+        title=f"Memory: {what}",
+        detail=unified_diff(preview.before if preview.existed else None, preview.after, name),
+        path=preview.path,
+        new_text=preview.after,
+    )
+    decision = gate.decide(request)
+    if not decision.approved:
+        raise MemoryEditError(_refusal(decision, what))
+    return store.apply(target, operations, author=author, expect=preview.before)
+
+
+def _summary(operations: list[Operation], name: str) -> str:
+    """`add to MEMORY.md`, `replace in USER.md`, `3 changes to MEMORY.md`: the approval's title."""
+    if len(operations) > 1:
+        return f"{len(operations)} changes to {name}"
+    action = operations[0].action
+    return f"{action} {'to' if action == 'add' else 'in'} {name}"
+
+
+def _refusal(decision: Decision, what: str) -> str:
+    """What the model reads when a change was not approved: nothing was saved, do not retry."""
+    if decision.reason == "cancelled":
+        return (
+            f"The turn was stopped before the memory change ({what}) was approved; nothing was "
+            "saved. Do not retry it."
+        )
+    if decision.reason == "user":
+        said = f" The user said: {quote(decision.note, what='their note')}" if decision.note else ""
+        return (
+            f"The user declined this memory change ({what}); nothing was saved.{said} Do not "
+            "retry it nor save the same fact another way; carry on with your reply."
+        )
+    why = f" ({decision.note})" if decision.note else ""
+    return (
+        f"The memory change ({what}) was not approved{why}; nothing was saved. Do not retry it "
+        "now; carry on with your reply."
+    )
 
 
 def _operations(args: dict[str, Any]) -> list[Operation]:

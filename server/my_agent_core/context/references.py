@@ -1,0 +1,362 @@
+"""What an entry claims about the workspace: the paths it names and the task commands it gives.
+
+Memory is prose with code in it, so most slashes and dots are not paths: "and/or", "1/2",
+"2024/05/01", "Node.js", "e.g.", a regex `^src/.*\\.py$`, a glob `src/**/*.ts`, a URL. The rule
+that reports stale references must be precise or it is noise, so extraction is conservative:
+
+- URLs, e-mail addresses and `git@host:path` remotes are masked first; so are fenced code blocks
+  in a language other than a shell (Python, a regex, SQL, ...): text there is code, not a claim.
+- A candidate is a run of ASCII path characters (`A-Z a-z 0-9 _ . / @ + ~ -`) bounded by space,
+  non-ASCII text (Chinese prose needs no spaces), quotes, brackets or Markdown emphasis. A run
+  that touches `$`, `%`, `\\`, `^`, `|`, `=`-less shell syntax or a glob star is not a path.
+- It must look like THIS project's path: `./x`, a first segment that is a top-level entry of the
+  folder (`src/...`), or a last segment with a known extension (`scripts/test.sh`). A bare name
+  (`config.py`, `Makefile`) counts only with a known extension or as a well-known file name, and
+  never as a technology (`Node.js`) or a host (`docs.rs`). Absolute, home (`~/`), parent (`../`)
+  and scoped package (`@types/node`) paths are not the folder's and are skipped.
+- `npm run X` / `pnpm run X` / `yarn run X` are recognised anywhere; `make X` and `just X` only in
+  code (an inline code span, a shell code block, a `$ ` prompt line), because "make sure" and
+  "just run it" are English. A command with `cd ... &&` before it or `-C` / `-f` / `--prefix` /
+  `--workspace` flags runs elsewhere, so it is not checked.
+
+Extraction depends only on the entry's text, so its result is cached per entry; whether a path
+exists is asked of the index at lint time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "KNOWN_EXTENSIONS",
+    "CommandRef",
+    "EntryRefs",
+    "PathRef",
+    "extract",
+]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+KNOWN_EXTENSIONS = _words(
+    """py pyi pyx ipynb js mjs cjs ts mts cts tsx jsx json jsonc json5 jsonl toml yaml yml md mdx rst
+    txt adoc sh bash zsh fish ps1 bat cmd rs go c h cc cpp cxx hpp hh cs fs java kt kts scala groovy
+    gradle swift mm rb php pl pm lua dart ex exs erl hs ml elm clj sql graphql gql proto html htm
+    css scss sass less vue svelte astro xml xsd ini cfg conf properties lock mk cmake tf tfvars hcl
+    nix csv tsv svg png jpg jpeg gif webp ico pdf wasm zig jl sol env example sample tmpl j2 jinja
+    http dockerignore gitignore editorconfig"""
+)
+#: Extensionless files people name in notes.
+WELL_KNOWN_FILES = _words(
+    """Makefile GNUmakefile makefile Dockerfile Containerfile Justfile justfile Gemfile Rakefile
+    Procfile Vagrantfile Brewfile Pipfile Caddyfile Jenkinsfile Taskfile CODEOWNERS"""
+)
+# Bare names with a known extension that are technologies or hosts, not files of the folder.
+_NOT_FILES = _words(
+    """node.js vue.js next.js nuxt.js express.js three.js d3.js chart.js ember.js backbone.js
+    react.js angular.js socket.io alpine.js p5.js ts-node.js deno.js bun.js nest.js solid.js
+    docs.rs bun.sh rustup.rs sh.rustup.rs get.docker.com readme.io llama.cpp whisper.cpp ggml.cpp
+    gemma.cpp bark.cpp"""
+)
+# Names of conventions more than of files: a note may speak of AGENTS.md in a project without one.
+_CONVENTION_NAMES = _words(
+    """AGENTS.md CLAUDE.md GEMINI.md copilot-instructions.md MEMORY.md USER.md history.jsonl
+    SKILL.md SOUL.md"""
+)
+_SHELL_LANGS = frozenset({"", "sh", "bash", "zsh", "shell", "console", "terminal", "fish", "ps"})
+
+_URL = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.)[^\s<>\"'`)\]]*"
+    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?::[\w./~-]+)?"  # e-mail, git@host:path
+)
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*$", re.MULTILINE)
+_INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+_PROMPT_LINE = re.compile(r"^[ \t]*\$[ \t]+(.+)$", re.MULTILINE)
+_CANDIDATE = re.compile(
+    r"[A-Za-z0-9_.@+~/-]*[A-Za-z0-9_/](?P<suffix>(?::\d+){1,2}|#L\d+(?:-L?\d+)?)?"
+)
+_LETTER = re.compile(r"[A-Za-z]")
+_BEFORE_OK = frozenset(" \t\n([{\"'`<=,;:*")
+_AFTER_OK = frozenset(" \t\n)]}\"'`>,;.!?*:")
+_NPM = re.compile(
+    r"\b(?P<tool>npm|pnpm|yarn)[ \t]+(?:run|run-script)[ \t]+(?P<name>[A-Za-z0-9_:.@/+-]+)"
+)
+_MAKE = re.compile(r"(?<![\w./-])(?P<tool>make|just)(?P<args>(?:[ \t]+[^\s;&|`]+)+)")
+_CD_BEFORE = re.compile(r"\bcd\s+\S+\s*(?:&&|;)[^\n]*$|--prefix\b|(?:^|\s)-C\b")
+_ELSEWHERE_FLAGS = frozenset(
+    {"-C", "-f", "--file", "--directory", "--makefile", "--justfile", "--working-directory", "-d"}
+)
+_NPM_ELSEWHERE = re.compile(r"[^\n;&|]*?(?:\s-w\b|\s--workspace\b|\s--prefix\b|\s-C\b)")
+_TARGET = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_RECIPE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class PathRef:
+    """A path the entry names, at `text[start:end]` (the path itself, without `./` or a
+    `:line` suffix); `bare`: a file name without a folder (looked up by name anywhere)."""
+
+    start: int
+    end: int
+    path: str
+    bare: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRef:
+    """A task command: `tool` (npm, make, just) and the target `name` at `text[start:end]`."""
+
+    start: int
+    end: int
+    tool: Literal["npm", "make", "just"]
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRefs:
+    """Everything one entry claims; `candidates` are slash paths whose first segment decides
+    (`first/...` is a path only if the folder has a top-level `first`)."""
+
+    paths: tuple[PathRef, ...]
+    candidates: tuple[PathRef, ...]
+    commands: tuple[CommandRef, ...]
+
+
+def extract(text: str) -> EntryRefs:
+    """The paths and task commands an entry's text names (offsets into `text`)."""
+    masked = _mask(text)
+    code_spans = _code_spans(text, masked)
+    paths: list[PathRef] = []
+    candidates: list[PathRef] = []
+    for match in _CANDIDATE.finditer(masked):
+        found = _path_at(masked, match)
+        if found is None:
+            continue
+        ref, sure = found
+        if sure:
+            paths.append(ref)
+        elif _is_an_identifier_pair(ref.path):
+            continue
+        elif _looks_like_a_file_path(ref.path) or _inside(code_spans, ref.start):
+            candidates.append(ref)
+    commands = _npm_commands(masked) + _code_commands(masked, code_spans)
+    return EntryRefs(tuple(paths), tuple(candidates), tuple(sorted(commands, key=_start)))
+
+
+def _start(ref: CommandRef) -> int:
+    return ref.start
+
+
+def _looks_like_a_file_path(path: str) -> bool:
+    """Prose writes `client/server` and `utils/helpers` as words; a path written in prose shows
+    itself by depth (`a/b/c`) or by a name made for a file system (`my_app/`, `v2`, `run-it`)."""
+    return path.count("/") >= 2 or any(ch in path for ch in "_-.0123456789")
+
+
+def _inside(spans: list[tuple[int, int]], offset: int) -> bool:
+    return any(start <= offset < end for start, end in spans)
+
+
+_CAMEL = re.compile(r"[a-z][A-Z]")
+
+
+def _is_an_identifier_pair(path: str) -> bool:
+    """`client/registerCapability`, `textDocument/didChange`: protocol methods and API names, not
+    folders (a file named in camelCase has an extension, and is checked as such)."""
+    return _CAMEL.search(path.rsplit("/", 1)[-1]) is not None
+
+
+# ------------------------------------------------------------------------------------ masking
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    """`text` with `[start:end]` replaced by spaces (line breaks kept), so offsets stay put."""
+    middle = "".join("\n" if ch == "\n" else " " for ch in text[start:end])
+    return text[:start] + middle + text[end:]
+
+
+def _mask(text: str) -> str:
+    """URLs, addresses and code blocks of other languages blanked out."""
+    out = text
+    for match in _URL.finditer(text):
+        out = _blank(out, match.start(), match.end())
+    for start, end, lang in _fences(text):
+        if lang not in _SHELL_LANGS:
+            out = _blank(out, start, end)
+    return out
+
+
+def _fences(text: str) -> list[tuple[int, int, str]]:
+    """Fenced code blocks as (start, end, language), an unclosed one running to the end."""
+    found: list[tuple[int, int, str]] = []
+    opening: re.Match[str] | None = None
+    for match in _FENCE.finditer(text):
+        if opening is None:
+            opening = match
+        elif match.group(1)[0] == opening.group(1)[0] and len(match.group(1)) >= len(
+            opening.group(1)
+        ):
+            found.append((opening.start(), match.end(), opening.group(2).lower()))
+            opening = None
+    if opening is not None:
+        found.append((opening.start(), len(text), opening.group(2).lower()))
+    return found
+
+
+def _code_spans(text: str, masked: str) -> list[tuple[int, int]]:
+    """Where shell code is: shell code blocks (their inner lines), inline code, `$ ` lines."""
+    spans = [
+        (start, end)
+        for start, end, lang in _fences(text)
+        if lang in _SHELL_LANGS and masked[start:end].strip()
+    ]
+    spans += [(m.start(2), m.end(2)) for m in _INLINE_CODE.finditer(masked)]
+    spans += [(m.start(1), m.end(1)) for m in _PROMPT_LINE.finditer(masked)]
+    return spans
+
+
+# ------------------------------------------------------------------------------------ paths
+
+
+def _path_at(text: str, match: re.Match[str]) -> tuple[PathRef, bool] | None:
+    """The path a candidate run names and whether it is surely a path (False: only if its first
+    segment is a top-level entry); None when it is not a path."""
+    start, end = match.start(), match.end()
+    suffix = match.group("suffix") or ""
+    if not _bounded(text, start, end):
+        return None
+    raw = text[start : end - len(suffix)]
+    sure = raw.startswith("./")
+    if sure:
+        start += 2
+        raw = raw[2:]
+    if not raw or raw.startswith(("..", "/", "~", "@", "-", "./")):
+        return None  # the parent folder, absolute, home, a scoped package, a flag
+    if not _LETTER.search(raw) or "//" in raw:
+        return None  # `1/2`, `2024/05/01`
+    path = raw.rstrip("/")
+    if sure:  # `./x`: a path of the folder, whatever it looks like
+        return PathRef(start, start + len(path), path, False), True
+    if "/" not in path:
+        return _bare(start, path, sure)
+    ref = PathRef(start, start + len(path), path, False)
+    name = path.rsplit("/", 1)[-1]
+    if sure or _has_known_extension(name):
+        return ref, True
+    return ref, False
+
+
+def _bare(start: int, name: str, sure: bool) -> tuple[PathRef, bool] | None:
+    if name.startswith("."):
+        return None  # `.env`, `.nvmrc`: local files, often ignored; too ambiguous to flag
+    if name.lower() in _NOT_FILES or name in _CONVENTION_NAMES:
+        return None
+    known = name in WELL_KNOWN_FILES or _has_known_extension(name)
+    if not known and not sure:
+        return None
+    if name.endswith(".js") and name[:1].isupper():
+        return None  # a capitalised *.js is a library's name (Vue.js, Chart.js)
+    return PathRef(start, start + len(name), name, True), True
+
+
+def _has_known_extension(name: str) -> bool:
+    stem, dot, ext = name.rpartition(".")
+    return bool(dot and stem and stem[-1] != "." and ext.lower() in KNOWN_EXTENSIONS)
+
+
+def _bounded(text: str, start: int, end: int) -> bool:
+    """The run stands alone: what touches it is a separator, not code around a non-path."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    if before == "*":
+        k = start - 1
+        while k >= 0 and text[k] == "*":
+            k -= 1
+        if k >= 0 and text[k] not in " \t\n([{\"'":
+            return False  # `src/*.py`, `**/*.ts`: a glob
+    if after == "*":
+        k = end
+        while k < len(text) and text[k] == "*":
+            k += 1
+        if text[end - 1] in "/.-_" or (k < len(text) and (text[k].isalnum() or text[k] in "./_-")):
+            return (
+                False  # `src/*`, `test_agent*.py`: a glob (a closing `**` is followed by a break)
+            )
+    if after == ":" and end + 1 < len(text) and text[end + 1] not in " \t\n":
+        return False  # `a:b` (a key, a drive, a scope), not `path: note`
+    if before == ":" and start >= 2 and text[start - 2] not in " \t\n":
+        return False  # `host:path`, `module:attr`
+    return _separator(before, _BEFORE_OK) and _separator(after, _AFTER_OK)
+
+
+def _separator(ch: str, allowed: frozenset[str]) -> bool:
+    return ch in allowed or ord(ch) > 127
+
+
+# ------------------------------------------------------------------------------------ commands
+
+
+def _npm_commands(text: str) -> list[CommandRef]:
+    found: list[CommandRef] = []
+    for match in _NPM.finditer(text):
+        name = match.group("name")
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if _runs_elsewhere(text[line_start : match.start()]) or name.startswith("-"):
+            continue
+        if _NPM_ELSEWHERE.match(text, match.end()):
+            continue
+        found.append(CommandRef(match.start("name"), match.end("name"), "npm", name))
+    return found
+
+
+def _code_commands(text: str, spans: list[tuple[int, int]]) -> list[CommandRef]:
+    found: dict[tuple[int, int], CommandRef] = {}
+    for span_start, span_end in spans:
+        code = text[span_start:span_end]
+        for match in _MAKE.finditer(code):
+            before = code[: match.start()]
+            line = before[before.rfind("\n") + 1 :]
+            if _runs_elsewhere(line):
+                continue
+            tool: Literal["make", "just"] = "make" if match.group("tool") == "make" else "just"
+            offset = span_start + match.start("args")
+            for ref in _targets(tool, match.group("args"), offset, _words_check(tool)):
+                found[(ref.start, ref.end)] = ref
+    return list(found.values())
+
+
+def _runs_elsewhere(before: str) -> bool:
+    """`cd dir && make x`: the command runs in another folder."""
+    return _CD_BEFORE.search(before) is not None
+
+
+def _words_check(tool: str) -> Callable[[str], bool]:
+    pattern = _TARGET if tool == "make" else _RECIPE
+    return lambda word: pattern.fullmatch(word) is not None
+
+
+def _targets(
+    tool: Literal["make", "just"], args: str, offset: int, valid: Callable[[str], bool]
+) -> list[CommandRef]:
+    """The targets of `make a b VAR=1 -j4` (every plain word) or the recipe of `just r args`
+    (the first word only); nothing when a flag sends it to another file or folder."""
+    refs: list[CommandRef] = []
+    for word in re.finditer(r"\S+", args):
+        value = word.group(0)
+        if value in _ELSEWHERE_FLAGS or value.startswith(("--file=", "--directory=", "-C")):
+            return []
+        if value.startswith("-") or "=" in value:
+            continue
+        if not valid(value) or "::" in value:
+            if tool == "just":
+                return refs
+            continue
+        refs.append(CommandRef(offset + word.start(), offset + word.end(), tool, value))
+        if tool == "just":
+            return refs
+    return refs
