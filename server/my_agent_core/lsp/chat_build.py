@@ -2,11 +2,13 @@
 and openai, opens the archive, may find ripgrep).
 
 A TRUSTED folder's session gets: its own memory store (journal author `agent:<sessionId>`, every
-write announced as `myAgent/memory/changed`), the workspace tools wired to the editor (approvals
-through `myAgent/chat/approve`, edits through `workspace/applyEdit` or the disk, unsaved buffers
-first, Stop kills a running command's process group), a memory provider (layer 2), persistence in
-the folder's session store, the coding instructions and the compaction settings. An UNTRUSTED
-folder's session gets none of it: no memory, no tools, no provider, no context, nothing persisted.
+write announced as `myAgent/memory/changed`; with `myAgent.memory.approval: "ask"` each write is
+first approved like an edit), the folder's context files frozen into its system prompt, the
+workspace tools wired to the editor (approvals through `myAgent/chat/approve`, edits through
+`workspace/applyEdit` or the disk, unsaved buffers first, Stop kills a running command's process
+group), a memory provider (layer 2), persistence in the folder's session store, the coding
+instructions and the compaction settings. An UNTRUSTED folder's session gets none of it: no
+memory, no tools, no provider, no context files, nothing persisted.
 """
 
 from __future__ import annotations
@@ -94,21 +96,38 @@ class SessionBuilder:
         from my_agent_core.agent import Agent, coding_instructions
 
         store, manager = self._memory()
-        agent = Agent(
-            model=self.settings.model,
-            client=self._client(),
-            memory_dir=False,
-            memory_store=store,
-            tools=self._tools(),
-            on_event=self.router.emit,
-            instructions=coding_instructions(self.folder.path) if self.trusted else None,
-            provider=manager,
-            sessions=self._sessions(),
-            session_id=self.session_id,
-            session_meta={"memory": self.trusted, "folder": self.folder.uri},
-            cancel_token=self.token,
-            compaction=compaction_settings(self.settings),
-        )
+        meta: dict[str, object] = {"memory": self.trusted, "folder": self.folder.uri}
+        context_block = None
+        if self.trusted:  # an untrusted folder's context files are never read
+            from my_agent_core.context.files import read_context_files
+
+            context = read_context_files(
+                self.folder.path, max_chars=self.settings.context_max_chars
+            )
+            context_block = context.block or None
+            meta["contextFiles"] = context.to_json()
+        try:
+            agent = Agent(
+                model=self.settings.model,
+                client=self._client(),
+                memory_dir=False,
+                memory_store=store,
+                memory_tool=self._memory_tool(store),
+                tools=self._tools(),
+                on_event=self.router.emit,
+                instructions=coding_instructions(self.folder.path) if self.trusted else None,
+                context_block=context_block,
+                provider=manager,
+                sessions=self._sessions(),
+                session_id=self.session_id,
+                session_meta=meta,
+                cancel_token=self.token,
+                compaction=compaction_settings(self.settings),
+            )
+        except BaseException:
+            if manager is not None:
+                manager.shutdown()
+            raise
         return BuiltSession(agent, store, manager, self.trusted)
 
     def resume(self, record: SessionRecord, sessions: SessionStore) -> BuiltSession:
@@ -125,6 +144,7 @@ class SessionBuilder:
                 client=self._client(),
                 tools=self._tools(),
                 memory_store=store,
+                memory_tool=self._memory_tool(store),
                 on_event=self.router.emit,
                 provider=manager,
                 cancel_token=self.token,
@@ -163,6 +183,25 @@ class SessionBuilder:
         self.router.provider_broken = lambda: manager.broken is not None
         return store, manager
 
+    def _memory_tool(self, store: MemoryStore | None) -> Tool | None:
+        """Review mode (`myAgent.memory.approval: "ask"`): the `memory` tool asks through the same
+        approver as the edits (`kind: "memory"`, the file's diff); None: the agent's own tool."""
+        if store is None or self.settings.layer.approval != "ask":
+            return None
+        from my_agent_core.memory import make_memory_tool
+
+        return make_memory_tool(
+            store,
+            approver=self._approver(),
+            cancel=self.token,
+            on_decision=self.router.on_decision,
+        )
+
+    def _approver(self) -> LspApprover:
+        return LspApprover(
+            ClientLink(self.ls), self.session_id, lambda: self.router.current_call, self.token
+        )
+
     def _on_write(self, target: str, before: str | None, record: JournalRecord) -> None:
         """A write of this session's store (its worker thread): announce it as the agent's."""
         self.router.written.add(record.id)
@@ -185,11 +224,10 @@ class SessionBuilder:
             versioned=bool(edit_caps and edit_caps.document_changes),
             can_apply=bool(caps and caps.apply_edit),
         )
-        approver = LspApprover(link, self.session_id, lambda: self.router.current_call, self.token)
         app_roots = (self.settings.app_root,) if self.settings.app_root else ()
         return make_workspace_tools(
             Path(self.folder.path),
-            approver=approver,
+            approver=self._approver(),
             applier=applier,
             buffers=self.ls.buffers,
             settings=workspace_settings(self.settings),
