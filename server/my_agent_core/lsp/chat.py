@@ -27,7 +27,7 @@ from lsprotocol import types
 from my_agent_core.memory.paths import TARGETS
 
 from .attachments import ContextRef, parse_context, read_attachments
-from .chat_build import BuiltSession, SessionBuilder
+from .chat_build import BuiltSession, ModelClients, SessionBuilder
 from .chat_events import EventRouter, Turn, camel_event, camel_keys
 from .chat_sessions import history_json, info_json, meta_memory, open_session_store
 from .params import (
@@ -190,6 +190,7 @@ class ChatManager:
         self.sessions: dict[str, ChatSession] = {}
         self._executor: ThreadPoolExecutor | None = None
         self._opening = asyncio.Lock()  # one start / resume at a time: ids are registered once
+        self.clients = ModelClients()
 
     @property
     def executor(self) -> ThreadPoolExecutor:
@@ -225,7 +226,7 @@ class ChatManager:
             )
         session_id = uuid.uuid4().hex
         router = EventRouter(self.ls, session_id)
-        builder = SessionBuilder(self.ls, folder, settings, session_id, router)
+        builder = SessionBuilder(self.ls, folder, settings, session_id, router, self.clients)
         async with self._opening:
             built = await self._build(builder.start)
             return self._register(session_id, folder, built, router)
@@ -238,7 +239,9 @@ class ChatManager:
                 return open_here
             folder, record, store = await self._in_thread(self._find, session_id)
             router = EventRouter(self.ls, session_id)
-            builder = SessionBuilder(self.ls, folder, self.ls.config, session_id, router)
+            builder = SessionBuilder(
+                self.ls, folder, self.ls.config, session_id, router, self.clients
+            )
             built = await self._build(lambda: builder.resume(record, store))
             return self._register(session_id, folder, built, router)
 

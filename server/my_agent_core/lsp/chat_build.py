@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from .server import MyAgentServer
 
-__all__ = ["BuiltSession", "SessionBuilder", "workspace_settings"]
+__all__ = ["BuiltSession", "ModelClients", "SessionBuilder", "workspace_settings"]
 
 
 @dataclass
@@ -47,6 +47,29 @@ class BuiltSession:
     store: MemoryStore | None
     manager: MemoryManager | None
     trusted: bool
+
+
+class ModelClients:
+    """One OpenAI client per endpoint, shared by the sessions of this server: building one costs
+    ~20 ms (its TLS context), and its connection pool is thread-safe. The key is read from the
+    server's environment, which the editor sets when it starts the server (and restarts it when the
+    key changes), so the key is part of what a client is kept for."""
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple[str | None, str | None], Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, base_url: str | None) -> Any:
+        import os
+
+        from my_agent_core.agent import build_client
+
+        key = (base_url, os.environ.get("OPENAI_API_KEY"))
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                client = self._clients[key] = build_client(base_url=base_url)
+            return client
 
 
 def workspace_settings(settings: Settings) -> WorkspaceSettings:
@@ -81,8 +104,10 @@ class SessionBuilder:
         settings: Settings,
         session_id: str,
         router: EventRouter,
+        clients: ModelClients,
     ) -> None:
         self.ls = ls
+        self.clients = clients
         self.folder = folder
         self.settings = settings
         self.session_id = session_id
@@ -158,9 +183,7 @@ class SessionBuilder:
 
     # ----- the parts ----------------------------------------------------------------------------
     def _client(self) -> Any:
-        from my_agent_core.agent import build_client
-
-        return build_client(base_url=self.settings.base_url)
+        return self.clients.get(self.settings.base_url)
 
     def _sessions(self) -> SessionStore | None:
         return open_session_store(self.folder.path, self.settings) if self.trusted else None
