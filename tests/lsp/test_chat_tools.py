@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -633,3 +634,40 @@ async def test_malformed_context_is_32602(
         await send(client, session, "hi", context=context)
     assert info.value.code == -32602 and "context" in info.value.message
     assert len(fake.completion_requests) == served
+
+
+@pytest.mark.parametrize("where", ["appRoot", "ripgrepPath"])
+async def test_search_uses_vscodes_ripgrep_or_the_configured_one(
+    fake: FakeOpenAI, tmp_path: Path, where: str
+) -> None:
+    real = shutil.which("rg")
+    if real is None:
+        pytest.skip("ripgrep is not installed (apt-get install ripgrep)")
+    app_root = tmp_path / "vscode-app"
+    bundled = app_root / "node_modules" / "@vscode" / "ripgrep" / "bin" / "rg"
+    bundled.parent.mkdir(parents=True)
+    log = tmp_path / "rg-calls.log"
+    bundled.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {real} "$@"\n', encoding="utf-8")
+    bundled.chmod(0o755)
+    proj = make_folder(tmp_path, "rgproj", memory="x\n")
+    (proj / "main.py").write_text("needle = 1\n", encoding="utf-8")
+    settings = (
+        {"appRoot": str(app_root)}
+        if where == "appRoot"
+        else {"tools": {"ripgrepPath": str(bundled)}}
+    )
+    client, _ = await start_assistant(
+        fake,
+        [proj],
+        settings=settings,
+        env={"PATH": "/nonexistent"},  # no rg on PATH
+    )
+    try:
+        session = await start_chat(client, proj)
+        fake.add(calls(("search_text", {"query": "needle"})), {"content": "found"})
+        await send(client, session, "marker-rg find it")
+        (got,) = results(client, session)
+        assert got["ok"] and "main.py:1: needle = 1" in got["content"]
+        assert "needle" in log.read_text(encoding="utf-8")  # the search went through that rg
+    finally:
+        await stop_server(client)
