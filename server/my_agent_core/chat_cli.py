@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .workspace import ApprovalRequest, Decision
+from .workspace.approval import ApprovalRequest, Decision
 
 if TYPE_CHECKING:
     from .agent import Agent, SessionInfo, SessionRecord, SessionStore

@@ -165,7 +165,7 @@ def _profile_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _limit_options(parser: argparse.ArgumentParser) -> None:
-    from my_agent_core.memory.store import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
+    from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 
     parser.add_argument(
         "--memory-limit", type=int, default=MEMORY_CHAR_LIMIT, help="MEMORY.md budget"

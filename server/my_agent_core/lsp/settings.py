@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
-from my_agent_core.memory.store import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
+from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 
 from .params import to_plain
 from .uris import norm_path, uri_to_path

@@ -19,7 +19,7 @@ __all__ = ["add_command", "run"]
 
 def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `mcp` on the `my-agent` subcommand parser."""
-    from my_agent_core.memory.store import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
+    from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 
     parser = sub.add_parser(
         "mcp",

@@ -1,31 +1,68 @@
 """Curated long-term memory: two small Markdown files, one parser, one store, one `memory` tool."""
 
-from my_agent_core.memory.document import ENTRY_DELIMITER, MemoryDocument, parse, serialize
-from my_agent_core.memory.location import (
-    USER_PROFILE_ENV,
-    UserProfile,
-    global_profile_dir,
-    open_store,
-    resolve_user_profile,
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from my_agent_core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from my_agent_core.memory.document import ENTRY_DELIMITER, MemoryDocument, parse, serialize
+    from my_agent_core.memory.location import (
+        USER_PROFILE_ENV,
+        UserProfile,
+        global_profile_dir,
+        open_store,
+        resolve_user_profile,
+    )
+    from my_agent_core.memory.paths import (
+        FILE_NAMES,
+        MEMORY_SUBDIR,
+        TARGETS,
+        memory_dir_of,
+        target_of_file,
+    )
+    from my_agent_core.memory.store import (
+        MEMORY_CHAR_LIMIT,
+        USER_CHAR_LIMIT,
+        MemoryChanged,
+        MemoryEditError,
+        MemoryPreview,
+        MemoryStore,
+        Operation,
+        StoreState,
+    )
+    from my_agent_core.memory.tool import make_memory_tool
+
+# Loaded on first use: `my-agent` and the git merge driver start without the store and the scanner.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "ENTRY_DELIMITER": "document",
+        "MemoryDocument": "document",
+        "parse": "document",
+        "serialize": "document",
+        "USER_PROFILE_ENV": "location",
+        "UserProfile": "location",
+        "global_profile_dir": "location",
+        "open_store": "location",
+        "resolve_user_profile": "location",
+        "FILE_NAMES": "paths",
+        "MEMORY_SUBDIR": "paths",
+        "TARGETS": "paths",
+        "memory_dir_of": "paths",
+        "target_of_file": "paths",
+        "MEMORY_CHAR_LIMIT": "store",
+        "USER_CHAR_LIMIT": "store",
+        "MemoryChanged": "store",
+        "MemoryEditError": "store",
+        "MemoryPreview": "store",
+        "MemoryStore": "store",
+        "Operation": "store",
+        "StoreState": "store",
+        "make_memory_tool": "tool",
+    },
 )
-from my_agent_core.memory.paths import (
-    FILE_NAMES,
-    MEMORY_SUBDIR,
-    TARGETS,
-    memory_dir_of,
-    target_of_file,
-)
-from my_agent_core.memory.store import (
-    MEMORY_CHAR_LIMIT,
-    USER_CHAR_LIMIT,
-    MemoryChanged,
-    MemoryEditError,
-    MemoryPreview,
-    MemoryStore,
-    Operation,
-    StoreState,
-)
-from my_agent_core.memory.tool import make_memory_tool
 
 __all__ = [
     "ENTRY_DELIMITER",

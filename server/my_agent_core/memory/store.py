@@ -42,6 +42,12 @@ from my_agent_core.memory.journal import (
     canonical_digest,
     entries_digest,
 )
+from my_agent_core.memory.limits import (
+    LOCK_TIMEOUT,
+    MAX_FILE_BYTES,
+    MEMORY_CHAR_LIMIT,
+    USER_CHAR_LIMIT,
+)
 from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME, TARGETS
 from my_agent_core.memory.render import (
     MemorySection,
@@ -81,16 +87,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-MEMORY_CHAR_LIMIT = 2200
-USER_CHAR_LIMIT = 1375
 BACKUP_DIR = ".backups"
 MAX_BACKUPS = 20
-#: Seconds an edit waits for another process's lock before it gives up (configurable per store).
-LOCK_TIMEOUT = 10.0
-#: Bytes the store reads of one memory file: ~100x the default budget even in 4-byte characters, so a
-#: hand-overfilled file still loads (the snapshot cuts it) and can be repaired with edits, while a
-#: runaway file (a log piped into MEMORY.md) is refused with a message instead of read.
-MAX_FILE_BYTES = 256 * 1024
 
 _TITLES = {"memory": "agent notes", "user": "user profile"}
 _OWN_FILES = (*FILE_NAMES.values(), JOURNAL_NAME, LOCK_NAME)

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TextIO
 
 from my_agent_core.memory.document import budget_used
+from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 from my_agent_core.memory.paths import FILE_NAMES
-from my_agent_core.memory.store import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 from my_agent_core.paths import PathRefused, read_regular
 from my_agent_core.team.merge import Merged, merge_texts
 

@@ -7,8 +7,9 @@ docs/providers.md for the hooks, the seams the agent calls and an example provid
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from my_agent_core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from my_agent_core.memory.providers.base import (
@@ -33,33 +34,27 @@ if TYPE_CHECKING:
 
 # The names live in submodules imported on first use: the CLI builds its parser (and the git merge
 # driver starts) without loading the registry, importlib.metadata and the renderer.
-_HOMES = {
-    "DEFAULT_RECALL_CHARS": "base",
-    "DEFAULT_TIMEOUT_S": "base",
-    "MemoryManager": "base",
-    "MemoryProvider": "base",
-    "ProviderAlreadySet": "base",
-    "RecallItem": "items",
-    "SearchHit": "items",
-    "DEFAULT_PROVIDER": "registry",
-    "ENTRY_POINT_GROUP": "registry",
-    "ProviderContext": "registry",
-    "ProviderError": "registry",
-    "build_manager": "registry",
-    "create_provider": "registry",
-    "provider_name": "registry",
-    "provider_names": "registry",
-    "make_memory_search_tool": "search_tool",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "DEFAULT_RECALL_CHARS": "base",
+        "DEFAULT_TIMEOUT_S": "base",
+        "MemoryManager": "base",
+        "MemoryProvider": "base",
+        "ProviderAlreadySet": "base",
+        "RecallItem": "items",
+        "SearchHit": "items",
+        "DEFAULT_PROVIDER": "registry",
+        "ENTRY_POINT_GROUP": "registry",
+        "ProviderContext": "registry",
+        "ProviderError": "registry",
+        "build_manager": "registry",
+        "create_provider": "registry",
+        "provider_name": "registry",
+        "provider_names": "registry",
+        "make_memory_search_tool": "search_tool",
+    },
+)
 
 
 __all__ = [
