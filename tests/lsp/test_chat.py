@@ -89,7 +89,8 @@ async def test_start_lists_and_ends_sessions(client: Any, roots: dict[str, Path]
     session = result["sessionId"]
     assert isinstance(session, str) and session
     listed = (await request(client, "myAgent/chat/sessions", {}))["sessions"]
-    assert result in listed
+    (row,) = [r for r in listed if r["sessionId"] == session]
+    assert {k: row[k] for k in result} == result and row["active"] is True
     text = await prompt(client, session)
     assert (
         "<MEMORY_CONTEXT>" in text
@@ -97,7 +98,8 @@ async def test_start_lists_and_ends_sessions(client: Any, roots: dict[str, Path]
         and "likes short answers" in text
     )
     assert await request(client, "myAgent/chat/end", {"sessionId": session}) == {}
-    assert result not in (await request(client, "myAgent/chat/sessions", None))["sessions"]
+    after = (await request(client, "myAgent/chat/sessions", None))["sessions"]
+    assert session not in [r["sessionId"] for r in after]  # ended before its first message
     with pytest.raises(JsonRpcException) as info:
         await prompt(client, session)
     assert info.value.code == -32602 and "unknown chat session" in info.value.message

@@ -332,6 +332,11 @@ async def test_the_global_user_profile_and_the_budgets_are_honoured(tmp_path: Pa
     assert user["ok"] is True and memory["ok"] is True
     assert "/300" in memory["content"]
     shared = config / "my-agent-core"
+    stores = {s["target"]: s for s in user["state"]["stores"]}
+    assert stores["user"]["path"] == str(shared / "USER.md")
+    assert stores["user"]["entries"] == ["Likes tabs."]
+    user_changes = [p for m, p in c.my_log if m == CHANGED and p["target"] == "user"]  # type: ignore[attr-defined]
+    assert [p["path"] for p in user_changes] == [str(shared / "USER.md")]
     assert (shared / "USER.md").read_text(encoding="utf-8") == "Likes tabs.\n"
     assert memory_path(folder, "user").read_text(encoding="utf-8") == "A workspace profile line.\n"
     assert memory_path(folder).read_text(encoding="utf-8") == "Uses pnpm.\n"

@@ -416,6 +416,7 @@ def plugin_service(tmp_path: Path) -> Iterator[tuple[RecallService, PluginProvid
     folder = FolderState(uri=tmp_path.as_uri(), path=tmp_path)
     ls.memory.folders[tmp_path] = folder
     ls.init_options = {"memory": {"provider": "plugin"}}
+    ls.update_settings(notify=False)
     provider = PluginProvider()
     made: list[str] = []
 

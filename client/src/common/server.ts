@@ -1,6 +1,9 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
 import {
+    ApplyWorkspaceEditParams,
+    ApplyWorkspaceEditRequest,
+    ApplyWorkspaceEditResult,
     CancellationToken,
     ConfigurationParams,
     LanguageClient,
@@ -8,6 +11,7 @@ import {
     RequestHandler,
     ServerOptions,
     State,
+    TextDocumentEdit,
 } from 'vscode-languageclient/node';
 import { currentInitializationOptions, currentSettings, SECTION, toServerSettings } from './settings';
 import { getLog, redact, showErrorWithOutput } from './log';
@@ -27,6 +31,58 @@ export function shapeConfiguration(
     settings: () => unknown,
 ): unknown[] {
     return params.items.map((item, i) => (item.section === SECTION ? settings() : results[i]));
+}
+
+/**
+ * The `workspace/applyEdit` label of an edit the user approved in the chat (server/my_agent_core/lsp/edits.py
+ * AGENT_EDIT_LABEL). Such an edit is saved afterwards in every document that had no unsaved changes before,
+ * so the next command the agent runs (the tests) sees it on disk; a document with the user's own unsaved
+ * changes gets the edit in its buffer and stays unsaved.
+ */
+export const AGENT_EDIT_LABEL = 'my-agent: approved edit of';
+
+let editQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Our `workspace/applyEdit` handler: the language client's own behaviour (one edit at a time; a versioned
+ * edit of an open document whose version moved on is refused), then the save of clean documents above.
+ */
+export function applyWorkspaceEdit(client: LanguageClient, params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult> {
+    const run = editQueue.then(() => applyNow(client, params));
+    editQueue = run.catch(() => undefined);
+    return run;
+}
+
+async function applyNow(client: LanguageClient, params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult> {
+    const open = new Map(vscode.workspace.textDocuments.map((doc) => [doc.uri.toString(), doc]));
+    const clean: vscode.TextDocument[] = [];
+    for (const change of params.edit.documentChanges ?? []) {
+        if (!TextDocumentEdit.is(change)) {
+            continue;
+        }
+        const doc = open.get(client.protocol2CodeConverter.asUri(change.textDocument.uri).toString());
+        const version = change.textDocument.version;
+        if (doc && typeof version === 'number' && version >= 0 && doc.version !== version) {
+            return { applied: false, failureReason: 'the document changed in the editor meanwhile' };
+        }
+        if (doc && !doc.isDirty) {
+            clean.push(doc);
+        }
+    }
+    const edit = await client.protocol2CodeConverter.asWorkspaceEdit(params.edit);
+    const applied = await vscode.workspace.applyEdit(edit);
+    if (applied && params.label?.startsWith(AGENT_EDIT_LABEL)) {
+        for (const doc of clean) {
+            try {
+                if (!(await doc.save())) {
+                    getLog().warn(`the approved edit of ${doc.uri.fsPath} was applied but not saved`);
+                }
+            } catch (e) {
+                getLog().warn(`saving ${doc.uri.fsPath} after an approved edit failed: ${String(e)}`);
+            }
+        }
+    }
+    return { applied };
 }
 
 export class ServerManager implements vscode.Disposable {
@@ -128,6 +184,8 @@ export class ServerManager implements vscode.Disposable {
             },
         };
         const client = new LanguageClient('myAgent', 'My Agent', serverOptions, clientOptions);
+        // Replaces the language client's own handler (registered before start, it wins at initialize).
+        client.onRequest(ApplyWorkspaceEditRequest.type, (params) => applyWorkspaceEdit(client, params));
         this.client = client;
         log.info(redact(`starting ${python} -m my_agent_core serve (API key ${apiKey ? 'from SecretStorage' : env.OPENAI_API_KEY ? 'from the environment' : 'not set'})`, [apiKey]));
         try {

@@ -180,15 +180,22 @@ export function toServerSettings(s: ClientSettings): ServerSettings {
     return out;
 }
 
+/** initializationOptions as sent: also the editor's install folder, whose bundled ripgrep the server may use. */
+export type ServerInitializationOptions = { myAgent: InitializationOptions['myAgent'] & { appRoot?: string } };
+
 /** initializationOptions = {myAgent: {...}}; untrusted workspaces list every folder in untrustedFolders. */
 export function buildInitializationOptions(
     s: ClientSettings,
     trusted: boolean,
     folderUris: readonly string[],
-): InitializationOptions {
-    const myAgent: InitializationOptions['myAgent'] = toServerSettings(s);
+    appRoot?: string,
+): ServerInitializationOptions {
+    const myAgent: ServerInitializationOptions['myAgent'] = toServerSettings(s);
     if (!trusted) {
         myAgent.untrustedFolders = [...folderUris];
+    }
+    if (appRoot) {
+        myAgent.appRoot = appRoot;
     }
     return { myAgent };
 }
@@ -197,9 +204,9 @@ export function currentSettings(): ClientSettings {
     return readSettings(vscode.workspace.getConfiguration(SECTION), vscode.workspace.isTrusted);
 }
 
-export function currentInitializationOptions(): InitializationOptions {
+export function currentInitializationOptions(): ServerInitializationOptions {
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString());
-    return buildInitializationOptions(currentSettings(), vscode.workspace.isTrusted, folders);
+    return buildInitializationOptions(currentSettings(), vscode.workspace.isTrusted, folders, vscode.env.appRoot);
 }
 
 /** Changes that need a new server process (the rest travel live through workspace/didChangeConfiguration). */

@@ -120,6 +120,7 @@ class Agent:
         compaction: CompactionSettings | None = None,
         cache_policy: CachePolicy | None = None,
         clock: Callable[[], float] = time.time,
+        memory_tool: Tool | None = None,
     ) -> None:
         self.model = model or (resume.model if resume is not None else None)
         self.model = self.model or os.environ.get("MY_AGENT_MODEL") or None
@@ -156,10 +157,13 @@ class Agent:
 
                 self.memory_store = MemoryStore(path)
         self.memory_tool: Tool | None = None
+        if memory_tool is not None and (self.memory_store is None or memory_tool.name != "memory"):
+            raise ValueError("memory_tool= is the `memory` tool of memory_store= (pass both)")
         if self.memory_store is not None:
             from ..memory import make_memory_tool
 
-            self.memory_tool = make_memory_tool(self.memory_store)
+            # e.g. review mode: make_memory_tool(store, approver=...) asks before each write
+            self.memory_tool = memory_tool or make_memory_tool(self.memory_store)
         self.provider = SessionProvider(provider, self._emit) if provider is not None else None
         search = [self.provider.search_tool()] if self.provider is not None else []
         self.tools: list[Tool] = (

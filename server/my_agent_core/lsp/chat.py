@@ -1,26 +1,35 @@
-"""Chat sessions for the editor: `myAgent/chat/*` requests, streamed events and cancellation.
+"""Chat sessions for the editor: `myAgent/chat/*` requests, streamed events, approvals, sessions that
+last.
 
-Each session owns an `Agent` with its own MemoryStore (author `agent:<sessionId>`) whose frozen snapshot
-lives as long as the session. A turn runs in a worker thread; its events are posted to the event loop
-in order, so every `myAgent/chat/event` of a send reaches the client before the send's answer.
-The agent (and openai) are imported on the first `chat/start` only, to keep server startup fast.
+Each session owns an `Agent` (built by `chat_build.SessionBuilder`: on a trusted folder with its own
+memory store, the workspace tools wired to the editor, a memory provider and persistence; on an
+untrusted one with none of these) whose frozen system prompt lives as long as the session, across
+server restarts too (`chat/resume`). A turn runs in a worker thread; its events are posted to the
+event loop in order (`chat_events.EventRouter`), so every `myAgent/chat/event` of a request reaches
+the client before its answer. The agent (and openai) are imported on the first chat request only, to
+keep server startup fast.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
+import threading
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 
 from my_agent_core.memory.paths import TARGETS
 
+from .attachments import ContextRef, parse_context, read_attachments
+from .chat_build import BuiltSession, ModelClients, SessionBuilder
+from .chat_events import EventRouter, Turn, camel_event, camel_keys
+from .chat_sessions import history_json, info_json, meta_memory, open_session_store
 from .params import (
     ENDPOINT_FAILED,
     INVALID_PARAMS,
@@ -33,106 +42,144 @@ from .params import (
     to_params,
 )
 from .protocol_types import (
+    ChatCompactResult,
+    ChatResumeResult,
     ChatSendResult,
     ChatSessionsResult,
     ChatSnapshotResult,
     ChatStartResult,
+    ContextFileJson,
+    SessionInfoJson,
     SessionUsage,
     SnapshotStore,
     SystemPromptResult,
 )
 from .uris import norm_path
-from .workspace import FolderState, observed_store
+from .workspace import FolderState
 
 if TYPE_CHECKING:
+    from my_agent_core.agent import Agent, SessionRecord, SessionStore
+    from my_agent_core.memory.providers import MemoryManager
+    from my_agent_core.memory.store import MemoryStore
+
     from .server import MyAgentServer
 
-__all__ = ["ChatManager", "ChatSession", "camel_event", "register"]
+__all__ = ["SESSION_BUSY", "ChatManager", "ChatSession", "camel_event", "register"]
 
 logger = logging.getLogger(__name__)
 
 CANCEL_WAIT_SECONDS = 30.0
-_SNAKE = re.compile(r"_([a-z0-9])")
-
-
-@dataclass
-class Turn:
-    """One `chat/send`: events are forwarded only while it is open (i.e. before its answer)."""
-
-    open: bool = True
+SHUTDOWN_WAIT_SECONDS = 3.0
+#: The session is open in another window or process (its file is locked): try again later.
+SESSION_BUSY = -32004
+_T = TypeVar("_T")
 
 
 @dataclass
 class ChatSession:
-    """An editor chat: its folder, whether memory is on, its agent and its per-session store."""
+    """An editor chat: its folder, whether memory is on, its agent and what it must shut down."""
 
     id: str
     folder: FolderState
     memory: bool
-    agent: Any
-    store: Any = None
+    agent: Agent
+    router: EventRouter
+    store: MemoryStore | None = None
+    manager: MemoryManager | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    turn: Turn | None = None
-    written: set[str] = field(default_factory=set)  # journal ids this session's store wrote
+    closed: bool = False
 
     def describe(self) -> ChatStartResult:
         return {"sessionId": self.id, "folder": self.folder.uri, "memory": self.memory}
 
     def snapshot(self) -> ChatSnapshotResult:
-        """The entries frozen into this session's system prompt (`chat/snapshot`); none without memory."""
-        memory = self.memory and self.store is not None
+        """What is frozen into this session's system prompt (`chat/snapshot`); none without memory."""
         stores: list[SnapshotStore] = (
-            [{"target": t, "entries": self.store.snapshot_entries(t)} for t in TARGETS]
-            if memory
+            [{"target": t, "entries": self.agent.snapshot_entries(t)} for t in TARGETS]
+            if self.memory
             else []
         )
-        return {"sessionId": self.id, "folder": self.folder.uri, "memory": memory, "stores": stores}
+        files = self.agent.session_meta.get("contextFiles") if self.memory else None
+        return {
+            **self.describe(),
+            "stores": stores,
+            "contextFiles": _context_files(files),
+        }
+
+    def history(self) -> ChatResumeResult:
+        return {**self.describe(), "messages": history_json(self.agent.messages[1:])}
+
+    def listed(self) -> SessionInfoJson:
+        """This open session as a listing row (before its first message it has no file yet)."""
+        agent = self.agent
+        return {
+            "sessionId": self.id,
+            "title": agent.title,
+            "created": int(agent.created),
+            "updated": int(agent.created),
+            "folder": self.folder.uri,
+            "messages": len(agent.messages) - 1,
+            "memory": self.memory,
+            "active": True,
+        }
+
+    def close(self) -> None:
+        """End the session (worker thread: it waits for a cancelled turn to unwind): the session
+        file is released (it stays for a later resume) and the memory provider shut down."""
+        self.closed = True
+        try:
+            self.agent.close()
+        finally:
+            if self.manager is not None:
+                self.manager.shutdown()
 
 
-def _camel(key: str) -> str:
-    return _SNAKE.sub(lambda m: m.group(1).upper(), key)
+def _context_files(value: object) -> list[ContextFileJson]:
+    """The context files a session persisted in its meta, in protocol shape (junk dropped)."""
+    out: list[ContextFileJson] = []
+    if not isinstance(value, list):
+        return out
+    for item in value:
+        if not isinstance(item, dict):
+            continue
+        name, path, chars = item.get("name"), item.get("path"), item.get("chars")
+        if isinstance(name, str) and isinstance(path, str) and isinstance(chars, int):
+            out.append(
+                {
+                    "name": name,
+                    "path": path,
+                    "chars": chars,
+                    "cut": item.get("cut") is True,
+                    "blocked": item.get("blocked") is True,
+                }
+            )
+    return out
 
 
-def camel_keys(value: Any) -> Any:
-    """snake_case keys to camelCase, recursively (the agent's events -> the protocol's)."""
-    if isinstance(value, dict):
-        return {_camel(str(k)): camel_keys(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [camel_keys(v) for v in value]
-    return value
+def usage_summary(agent: Agent) -> SessionUsage:
+    """Session totals in protocol shape (`cachedTokens` / `cacheHitRate` null when unknown)."""
+    summary: SessionUsage = camel_keys(agent.usage.summary())
+    return summary
 
 
-def camel_event(session_id: str, event: dict[str, Any]) -> dict[str, Any]:
-    """An agent event as a `myAgent/chat/event` payload."""
-    payload = camel_keys(event)
-    if payload.get("kind") == "tool_call" and not isinstance(payload.get("arguments"), str):
-        import json
-
-        payload["arguments"] = json.dumps(payload.get("arguments"))
-    return {"sessionId": session_id, **payload}
-
-
-def usage_summary(agent: Any) -> SessionUsage:
-    """Session totals in protocol shape."""
-    usage = agent.usage
-    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    cached = int(getattr(usage, "cached_tokens", 0) or 0)
-    return {
-        "promptTokens": prompt,
-        "completionTokens": int(getattr(usage, "completion_tokens", 0) or 0),
-        "cachedTokens": cached,
-        "requests": int(getattr(usage, "requests", 0) or 0),
-        "cacheHitRate": cached / prompt if prompt else 0.0,
-    }
-
-
-def _error_code(exc: Exception) -> int:
+def _error_code(exc: BaseException) -> int:
     kind = getattr(exc, "kind", "")
     if kind == "config":
         return NO_MODEL
     if kind == "invalid":
         return INVALID_PARAMS
     return ENDPOINT_FAILED
+
+
+def _request_error(exc: BaseException) -> RequestError:
+    """An agent or session error as the JSON-RPC error the protocol names."""
+    from my_agent_core.agent import SessionBusy, SessionError
+
+    if isinstance(exc, SessionBusy):
+        return RequestError(SESSION_BUSY, str(exc))
+    if isinstance(exc, SessionError):
+        return invalid(str(exc))
+    return RequestError(_error_code(exc), str(exc))
 
 
 class ChatManager:
@@ -142,12 +189,17 @@ class ChatManager:
         self.ls = ls
         self.sessions: dict[str, ChatSession] = {}
         self._executor: ThreadPoolExecutor | None = None
+        self._opening = asyncio.Lock()  # one start / resume at a time: ids are registered once
+        self.clients = ModelClients()
 
     @property
     def executor(self) -> ThreadPoolExecutor:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix="my-agent-chat")
         return self._executor
+
+    async def _in_thread(self, fn: Callable[..., _T], *args: Any) -> _T:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
     def get(self, session_id: str) -> ChatSession:
         session = self.sessions.get(session_id)
@@ -157,14 +209,15 @@ class ChatManager:
 
     def snapshots(self, folder: Path, target: str) -> list[tuple[str, frozenset[str]]]:
         folder = norm_path(folder)
-        out = []
-        for session in list(self.sessions.values()):
-            if session.store is not None and session.folder.path == folder:
-                out.append((session.id, frozenset(session.store.snapshot_entries(target))))
-        return out
+        return [
+            (s.id, frozenset(s.agent.snapshot_entries(target)))
+            for s in list(self.sessions.values())
+            if s.memory and s.folder.path == folder
+        ]
 
+    # ----- start and resume ------------------------------------------------------------------------
     async def start(self, folder: FolderState) -> ChatSession:
-        """A new session with a freshly frozen snapshot (memory off on untrusted folders)."""
+        """A new session with a freshly frozen snapshot (memory and tools off on untrusted folders)."""
         settings = self.ls.config
         if not settings.model:
             raise RequestError(
@@ -172,53 +225,61 @@ class ChatManager:
                 "No model configured: set the `myAgent.model` setting or MY_AGENT_MODEL.",
             )
         session_id = uuid.uuid4().hex
-        memory = settings.is_trusted(folder.path)
-        ls = self.ls
+        router = EventRouter(self.ls, session_id)
+        builder = SessionBuilder(self.ls, folder, settings, session_id, router, self.clients)
+        async with self._opening:
+            built = await self._build(builder.start)
+            return self._register(session_id, folder, built, router)
 
-        def on_write(target: str, before: str | None, record: Any) -> None:
-            session = holder.get("session")
-            journal_error = None
-            if session is not None:
-                session.written.add(record.id)
-                if session.store is not None:
-                    journal_error = session.store.journal_error
-            ls.memory.note_write(
-                folder.path, target, before, record, "agent", session_id, journal_error
+    async def resume(self, session_id: str) -> ChatSession:
+        """Reopen a persisted session (or return the one open here)."""
+        async with self._opening:
+            open_here = self.sessions.get(session_id)
+            if open_here is not None:
+                return open_here
+            folder, record, store = await self._in_thread(self._find, session_id)
+            router = EventRouter(self.ls, session_id)
+            builder = SessionBuilder(
+                self.ls, folder, self.ls.config, session_id, router, self.clients
             )
+            built = await self._build(lambda: builder.resume(record, store))
+            return self._register(session_id, folder, built, router)
 
-        holder: dict[str, ChatSession] = {}
+    def _find(self, session_id: str) -> tuple[FolderState, SessionRecord, SessionStore]:
+        """The trusted folder whose store holds the session, and the session (worker thread)."""
+        from my_agent_core.agent import SessionNotFound
+        from my_agent_core.paths import PathRefused
 
-        def on_event(event: dict[str, Any]) -> None:
-            session = holder.get("session")
-            if session is not None and session.turn is not None:
-                ls.post(self._forward, session, session.turn, event)
+        settings = self.ls.config
+        for folder in list(self.ls.memory.folders.values()):
+            if not settings.is_trusted(folder.path):
+                continue
+            store = open_session_store(folder.path, settings)
+            try:
+                return folder, store.load(session_id), store
+            except SessionNotFound:
+                continue
+            except PathRefused as exc:
+                raise invalid(f"the sessions of {folder.path} cannot be read: {exc}") from None
+            except Exception as exc:
+                raise _request_error(exc) from None
+        raise invalid(f"unknown chat session: {session_id[:100]!r}")
 
-        def build() -> tuple[Any, Any]:
-            from my_agent_core.agent import Agent, build_client
-
-            client = build_client(base_url=settings.base_url)
-            store = None
-            if memory:
-                store = observed_store(folder.memory_dir, settings, f"agent:{session_id}", on_write)
-            agent = Agent(
-                model=settings.model,
-                client=client,
-                memory_dir=False,
-                memory_store=store,
-                on_event=on_event,
-            )
-            return agent, store
-
+    async def _build(self, build: Callable[[], BuiltSession]) -> BuiltSession:
         try:
-            agent, store = await asyncio.get_running_loop().run_in_executor(self.executor, build)
+            return await self._in_thread(build)
         except RequestError:
             raise
         except Exception as exc:
-            if getattr(exc, "kind", None) == "config":
-                raise RequestError(NO_MODEL, str(exc)) from exc
-            raise
-        session = ChatSession(session_id, folder, memory, agent, store)
-        holder["session"] = session
+            raise _request_error(exc) from exc
+
+    def _register(
+        self, session_id: str, folder: FolderState, built: BuiltSession, router: EventRouter
+    ) -> ChatSession:
+        memory = built.store is not None and meta_memory(built.agent.session_meta)
+        session = ChatSession(
+            session_id, folder, memory, built.agent, router, built.store, built.manager
+        )
         self.sessions[session_id] = session
         self._sessions_changed()
         return session
@@ -230,61 +291,163 @@ class ChatManager:
             except Exception:
                 logger.exception("sessions-changed callback failed")
 
-    def _forward(self, session: ChatSession, turn: Turn, event: dict[str, Any]) -> None:
-        if not (turn.open and isinstance(event, dict)):
-            return
-        if event.get("kind") == "memory_changed" and event.get("journal_id") not in session.written:
-            return  # a successful call that wrote nothing (e.g. an entry that already existed)
-        self.ls.protocol.notify("myAgent/chat/event", camel_event(session.id, event))
-
-    async def send(self, session: ChatSession, message: str) -> ChatSendResult:
+    # ----- requests of an open session -------------------------------------------------------------
+    async def send(
+        self, session: ChatSession, message: str, context: list[ContextRef] | None = None
+    ) -> ChatSendResult:
         """Run one turn; events stream as notifications, all before this returns."""
         async with session.lock:
-            turn = Turn()
-            session.turn = turn
-            loop = asyncio.get_running_loop()
-            future = loop.run_in_executor(self.executor, session.agent.run, message)
-            try:
-                reply = await asyncio.shield(future)
-            except asyncio.CancelledError:
-                session.agent.cancel()
-                done, _ = await asyncio.wait([future], timeout=CANCEL_WAIT_SECONDS)
-                if done and not future.cancelled():
-                    future.exception()  # retrieved: AgentCancelled (or the turn's own error)
-                turn.open = False
-                raise cancelled("chat/send was cancelled") from None
-            except Exception as exc:
-                turn.open = False
-                if getattr(exc, "kind", None) == "cancelled":
-                    raise cancelled(str(exc)) from exc
-                if isinstance(exc, RequestError):
-                    raise
-                raise RequestError(_error_code(exc), str(exc)) from exc
-            finally:
-                turn.open = False
-                if session.turn is turn:
-                    session.turn = None
+            attachments = []
+            if context:
+                attachments = await self._in_thread(
+                    read_attachments,
+                    context,
+                    session.folder.path,
+                    self.ls.buffers,
+                    self.ls.position_encoding,
+                )
+            reply = await self._run(
+                session, lambda: session.agent.run(message, attachments=attachments)
+            )
             return {"reply": reply, "usage": usage_summary(session.agent)}
 
-    def end(self, session_id: str) -> None:
+    async def compact(self, session: ChatSession) -> ChatCompactResult:
+        """Compact now (the Compact button): the model may save lasting facts first."""
+        async with session.lock:
+            result = await self._run(session, session.agent.compact)
+            return {"compacted": result.compacted, "before": result.before, "after": result.after}
+
+    async def _run(self, session: ChatSession, work: Callable[[], _T]) -> _T:
+        """`work` on a worker thread as one request of the session: its events are forwarded while
+        it runs; `$/cancelRequest` stops it (-32800) and the session stays usable."""
+        if session.closed:
+            raise invalid(f"the chat session {session.id} was ended")
+        router = session.router
+        turn: Turn = router.open_turn()
+        future = asyncio.get_running_loop().run_in_executor(self.executor, work)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            session.agent.cancel()
+            done, _ = await asyncio.wait([future], timeout=CANCEL_WAIT_SECONDS)
+            if done and not future.cancelled():
+                future.exception()  # retrieved: AgentCancelled (or the turn's own error)
+            raise cancelled("the request was cancelled") from None
+        except Exception as exc:
+            if getattr(exc, "kind", None) == "cancelled":
+                raise cancelled(str(exc)) from exc
+            if isinstance(exc, RequestError):
+                raise
+            raise _request_error(exc) from exc
+        finally:
+            router.close_turn(turn)
+
+    # ----- listing, ending, deleting ---------------------------------------------------------------
+    async def listing(self, folder_uri: str | None) -> list[SessionInfoJson]:
+        """Persisted sessions (newest first) and the ones open here, of one folder or of all."""
+        folders = (
+            [self.ls.memory.resolve(folder_uri)]
+            if folder_uri is not None
+            else list(self.ls.memory.folders.values())
+        )
+        rows = await self._in_thread(self._persisted, folders)
+        listed = {row["sessionId"] for row in rows}
+        paths = {folder.path for folder in folders}
+        for session in list(self.sessions.values()):
+            if session.id not in listed and session.folder.path in paths:
+                rows.append(session.listed())
+        rows.sort(key=lambda row: (row["updated"], row["created"]), reverse=True)
+        return rows
+
+    def _persisted(self, folders: list[FolderState]) -> list[SessionInfoJson]:
+        from my_agent_core.agent import SessionError
+        from my_agent_core.paths import PathRefused
+
+        settings = self.ls.config
+        rows: list[SessionInfoJson] = []
+        for folder in folders:
+            if not settings.is_trusted(folder.path):
+                continue
+            try:
+                infos = open_session_store(folder.path, settings).list()
+            except (SessionError, PathRefused, OSError) as exc:
+                logger.warning("the sessions of %s cannot be listed: %s", folder.path, exc)
+                continue
+            for info in infos:
+                rows.append(info_json(info, folder.uri, active=info.id in self.sessions))
+        return rows
+
+    def _forget(self, session_id: str) -> ChatSession | None:
+        """Take a session out of the open ones and stop its turn (closing it is the caller's)."""
         session = self.sessions.pop(session_id, None)
         if session is not None:
             session.agent.cancel()
             self._sessions_changed()
+        return session
+
+    async def end(self, session_id: str) -> bool:
+        """Forget a session: a running turn is cancelled, the agent closed (its file stays).
+        False when it was not open here."""
+        session = self._forget(session_id)
+        if session is None:
+            return False
+        await self._in_thread(session.close)
+        return True
+
+    async def delete(self, session_id: str) -> None:
+        """Forget a session and remove its file (-32602 when it is neither open nor persisted)."""
+        was_open = await self.end(session_id)
+        found = await self._in_thread(self._delete_file, session_id)
+        if not (found or was_open):
+            raise invalid(f"unknown chat session: {session_id[:100]!r}")
+
+    def _delete_file(self, session_id: str) -> bool:
+        from my_agent_core.agent import SessionNotFound
+
+        settings = self.ls.config
+        for folder in list(self.ls.memory.folders.values()):
+            if not settings.is_trusted(folder.path):
+                continue
+            try:
+                open_session_store(folder.path, settings).delete(session_id)
+                return True
+            except SessionNotFound:
+                continue
+            except Exception as exc:
+                raise _request_error(exc) from None
+        return False
 
     def shutdown(self) -> None:
-        """Stop every running turn (worker threads must not keep the process alive after exit)."""
-        for session in list(self.sessions.values()):
+        """Stop every running turn and close every session (bounded: the process is about to exit,
+        and a session's file lock dies with it anyway)."""
+        sessions = list(self.sessions.values())
+        self.sessions.clear()
+        for session in sessions:
             session.agent.cancel()
+
+        def close_all() -> None:
+            for session in sessions:
+                _close_quietly(session)
+
+        closer = threading.Thread(target=close_all, name="my-agent-chat-close", daemon=True)
+        closer.start()
+        closer.join(SHUTDOWN_WAIT_SECONDS)
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
 
     def end_folder(self, folder: Path) -> None:
-        """Forget the sessions of a folder that left the workspace."""
+        """Forget the sessions of a folder that left the workspace (closed in the background)."""
         for session_id, session in list(self.sessions.items()):
-            if session.folder.path == folder:
-                self.end(session_id)
+            if session.folder.path == folder and self._forget(session_id) is not None:
+                self.executor.submit(_close_quietly, session)
+
+
+def _close_quietly(session: ChatSession) -> None:
+    try:
+        session.close()
+    except Exception:
+        logger.exception("closing chat session %s failed", session.id)
 
 
 def register(ls: MyAgentServer) -> None:
@@ -306,7 +469,8 @@ def register(ls: MyAgentServer) -> None:
         params = to_params(raw)
         session = ls.chat.get(req_str(params, "sessionId"))
         message = req_str(params, "message", non_empty=True)
-        return await ls.chat.send(session, message)
+        context = parse_context(params.get("context"))
+        return await ls.chat.send(session, message, context)
 
     @ls.feature("myAgent/chat/systemPrompt")
     def chat_system_prompt(ls: MyAgentServer, raw: Any) -> SystemPromptResult:
@@ -321,12 +485,29 @@ def register(ls: MyAgentServer) -> None:
         return session.snapshot()
 
     @ls.feature("myAgent/chat/end")
-    def chat_end(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+    async def chat_end(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
         params = to_params(raw)
-        ls.chat.end(ls.chat.get(req_str(params, "sessionId")).id)
+        await ls.chat.end(ls.chat.get(req_str(params, "sessionId")).id)
         return {}
 
     @ls.feature("myAgent/chat/sessions")
-    def chat_sessions(ls: MyAgentServer, raw: Any) -> ChatSessionsResult:
-        to_params(raw)
-        return {"sessions": [s.describe() for s in ls.chat.sessions.values()]}
+    async def chat_sessions(ls: MyAgentServer, raw: Any) -> ChatSessionsResult:
+        params = to_params(raw)
+        return {"sessions": await ls.chat.listing(opt_str(params, "folder"))}
+
+    @ls.feature("myAgent/chat/resume")
+    async def chat_resume(ls: MyAgentServer, raw: Any) -> ChatResumeResult:
+        params = to_params(raw)
+        session = await ls.chat.resume(req_str(params, "sessionId", non_empty=True))
+        return session.history()
+
+    @ls.feature("myAgent/chat/compact")
+    async def chat_compact(ls: MyAgentServer, raw: Any) -> ChatCompactResult:
+        params = to_params(raw)
+        return await ls.chat.compact(ls.chat.get(req_str(params, "sessionId")))
+
+    @ls.feature("myAgent/chat/delete")
+    async def chat_delete(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
+        params = to_params(raw)
+        await ls.chat.delete(req_str(params, "sessionId", non_empty=True))
+        return {}

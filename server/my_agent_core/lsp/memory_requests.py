@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from my_agent_core.memory.paths import FILE_NAMES, TARGETS
 
-from .memory_layer import layer_settings
 from .params import (
     MEMORY_EDIT_REFUSED,
     RequestError,
@@ -107,7 +106,7 @@ class AgentToolStores:
 
     def store(self, folder: FolderState) -> MemoryStore:
         config = self.ls.config
-        profile = layer_settings(self.ls).user_profile
+        profile = config.layer.user_profile
         author = self.author()
         key = (config.memory_char_limit, config.user_char_limit, profile, author)
         held = self._stores.get(folder.path)

@@ -11,15 +11,20 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 __all__ = [
+    "ApproveParams",
+    "ChatCompactResult",
     "ChatEvent",
+    "ChatResumeResult",
     "ChatSendParams",
     "ChatSendResult",
     "ChatSessionsResult",
     "ChatSnapshotResult",
     "ChatStartResult",
+    "ContextFileJson",
     "ContextItem",
     "EditAction",
     "FolderParams",
+    "HistoryMessage",
     "JournalEntryJson",
     "MemoryChangedParams",
     "MemoryEditParams",
@@ -33,12 +38,14 @@ __all__ = [
     "RecallKind",
     "RecallSearchResult",
     "RequestUsage",
+    "SessionInfoJson",
     "SessionParams",
     "SessionUsage",
     "SnapshotStore",
     "StoreStateJson",
     "SystemPromptResult",
     "Target",
+    "ToolCallJson",
 ]
 
 Target = Literal["memory", "user"]
@@ -205,6 +212,31 @@ class ChatEvent(_ChatEventRequired, total=False):
     promptTokens: int
     completionTokens: int
     cachedTokens: int | None
+    cacheDrop: dict[str, Any]
+    approvalKind: str
+    approved: bool
+    reason: str
+    before: int
+    after: int
+    chars: int
+    items: int
+    provider: str
+
+
+class _ApproveRequired(TypedDict):
+    sessionId: str
+    callId: str
+    kind: str  # "edit" | "command" | "memory"
+    title: str
+    detail: str
+
+
+class ApproveParams(_ApproveRequired, total=False):
+    """Server -> client request `myAgent/chat/approve`; the answer `{approved: true}` approves."""
+
+    uri: str  # the file an edit or a memory write changes
+    newText: str  # its whole proposed text (the client's Open Diff)
+    cwd: str  # a command's working folder
 
 
 class SystemPromptResult(TypedDict):
@@ -216,14 +248,69 @@ class SnapshotStore(TypedDict):
     entries: list[str]
 
 
+class ContextFileJson(TypedDict):
+    """A context file (AGENTS.md, ...) frozen into a session's system prompt."""
+
+    name: str
+    path: str
+    chars: int
+    cut: bool
+    blocked: bool
+
+
 class ChatSnapshotResult(ChatStartResult):
-    """`myAgent/chat/snapshot`: the entries frozen into a session's system prompt."""
+    """`myAgent/chat/snapshot`: the entries and context files frozen into a session's prompt."""
 
     stores: list[SnapshotStore]
+    contextFiles: list[ContextFileJson]
+
+
+class SessionInfoJson(TypedDict):
+    """One session of `myAgent/chat/sessions` (persisted, or open here and not yet written)."""
+
+    sessionId: str
+    title: str
+    created: float  # epoch seconds
+    updated: float
+    folder: str  # the workspace-folder URI
+    messages: int
+    memory: bool
+    active: bool  # open in this server
 
 
 class ChatSessionsResult(TypedDict):
-    sessions: list[ChatStartResult]
+    sessions: list[SessionInfoJson]
+
+
+class ToolCallJson(TypedDict):
+    id: str
+    name: str
+    arguments: str
+
+
+class _HistoryRequired(TypedDict):
+    role: str
+    content: str
+
+
+class HistoryMessage(_HistoryRequired, total=False):
+    """One message of a resumed session, as it was sent (the system message is never listed)."""
+
+    name: str
+    toolCalls: list[ToolCallJson]
+    toolCallId: str
+
+
+class ChatResumeResult(ChatStartResult):
+    """`myAgent/chat/resume`: the session reopened with its history."""
+
+    messages: list[HistoryMessage]
+
+
+class ChatCompactResult(TypedDict):
+    compacted: bool
+    before: int
+    after: int
 
 
 # ---- memory for every agent, and recall (round 2) -------------------------------------------------

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from .memory_layer import layer_settings
 from .params import RequestError, invalid, opt_int, opt_str, req_str, to_params
 from .protocol_types import RecallGetResult, RecallItemJson, RecallKind, RecallSearchResult
 
@@ -49,7 +48,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 #: The provider could not be opened or failed (the message says why); see docs/protocol.md.
-PROVIDER_FAILED = -32004
+PROVIDER_FAILED = -32005
 REQUEST_TIMEOUT_S = (
     20.0  # a PostgreSQL connect (3 s), a busy SQLite (1.5 s), a model load: well under
 )
@@ -150,7 +149,7 @@ class RecallService:
         archive, when the setting is absent)."""
         from my_agent_core.memory.providers.registry import provider_name
 
-        settings = layer_settings(self.ls).provider_settings()
+        settings = self.ls.config.layer.provider_settings()
         return provider_name(settings), settings
 
     def _entry(self, folder: Path) -> _FolderRecall | None:

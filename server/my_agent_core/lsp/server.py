@@ -279,11 +279,12 @@ class MyAgentServer(LanguageServer):
             untrusted=self.init_options.get("untrustedFolders"),
         )
         old, self.config = self.config, new
-        if (old.memory_char_limit, old.user_char_limit) != (
+        if (old.memory_char_limit, old.user_char_limit, old.layer.user_profile) != (
             new.memory_char_limit,
             new.user_char_limit,
+            new.layer.user_profile,
         ):
-            self.memory.drop_stores()
+            self.memory.drop_stores()  # the limits or the user profile's place changed
         if notify and old != new:
             for callback in list(self.on_config_changed):
                 try:

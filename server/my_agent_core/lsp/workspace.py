@@ -109,14 +109,19 @@ def observed_store(
     author: str,
     on_write: Callable[[str, str | None, JournalRecord], None],
 ) -> MemoryStore:
-    """A MemoryStore whose successful edits call `on_write(target, text_before, record)` (any thread)."""
-    from my_agent_core.memory.store import MemoryStore, WriteEvent
+    """A MemoryStore whose successful edits call `on_write(target, text_before, record)` (any thread).
+
+    Opened through `memory.location.open_store`, the one factory: with `myAgent.memory.userProfile`
+    "global" its USER.md is the user's own profile, shared by every workspace."""
+    from my_agent_core.memory.location import open_store
+    from my_agent_core.memory.store import WriteEvent
 
     def listener(event: WriteEvent) -> None:
         on_write(event.target, event.before, event.record)
 
-    return MemoryStore(
-        mem_dir,
+    return open_store(
+        mem_dir=mem_dir,
+        user_profile=settings.layer.user_profile,
         memory_char_limit=settings.memory_char_limit,
         user_char_limit=settings.user_char_limit,
         author=author,

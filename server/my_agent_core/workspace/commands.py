@@ -4,6 +4,9 @@ The command starts in a new session, so the terminal's Ctrl-C does not reach it 
 process group (children, grandchildren) can be stopped at once: SIGTERM, a grace period, then
 SIGKILL, on timeout, on cancel, and for anything it left running in the background after its shell
 exited. Output is captured head and tail (the middle of a flood is cut), so memory stays bounded.
+The command's environment never carries the server's own secrets (the model endpoint's API key, the
+archive's PostgreSQL DSN): a command's output goes back to the model, and tests or scripts it runs
+may print or send their environment anywhere.
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ from typing import IO, Literal
 
 from .seams import CancelToken
 
-__all__ = ["Captured", "CommandOutcome", "run_shell"]
+__all__ = [
+    "SECRET_ENV_NAMES",
+    "Captured",
+    "CommandOutcome",
+    "is_secret_name",
+    "run_shell",
+    "scrubbed_environment",
+]
 
 Ending = Literal["exited", "timeout", "cancelled"]
 
@@ -36,6 +46,59 @@ _QUIET_ENV = {
     "NO_COLOR": "1",
     "TERM": "dumb",
 }
+
+#: Variables that hold the server's secrets (the model endpoint's key, the archive's DSN) or the keys
+#: of other model providers a user may have exported for their editor.
+SECRET_ENV_NAMES = frozenset(
+    {
+        "OPENAI_API_KEY",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_AD_TOKEN",
+        "ANTHROPIC_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "MISTRAL_API_KEY",
+        "GROQ_API_KEY",
+        "OPENROUTER_API_KEY",
+        "TOGETHER_API_KEY",
+        "FIREWORKS_API_KEY",
+        "XAI_API_KEY",
+        "DASHSCOPE_API_KEY",
+        "MOONSHOT_API_KEY",
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "MY_AGENT_PG_DSN",
+    }
+)
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "DSN", "CREDENTIAL")
+_MIN_SECRET_VALUE = 8  # shorter values are too common to scrub by value ("1", "true", a path)
+
+
+def is_secret_name(name: str) -> bool:
+    """True for a variable a command must not see: a known secret, or one of our own (`MY_AGENT_*`)
+    or the OpenAI SDK's (`OPENAI_*`) whose name says it holds a key, token, password or DSN."""
+    upper = name.upper()
+    if upper in SECRET_ENV_NAMES:
+        return True
+    if upper.startswith(("MY_AGENT_", "OPENAI_")):
+        return any(word in upper for word in _SECRET_WORDS)
+    return False
+
+
+def scrubbed_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without the secrets (`is_secret_name`), nor any other variable that holds one of their
+    values (a copy such as `export KEY=$OPENAI_API_KEY` must not leak it under another name)."""
+    secrets = {
+        value
+        for name, value in env.items()
+        if is_secret_name(name) and len(value) >= _MIN_SECRET_VALUE
+    }
+    return {
+        name: value
+        for name, value in env.items()
+        if not is_secret_name(name) and not any(secret in value for secret in secrets)
+    }
 
 
 class Captured:
@@ -104,8 +167,9 @@ def run_shell(
     kill_grace_s: float = 2.0,
     env: Mapping[str, str] | None = None,
 ) -> CommandOutcome:
-    """Run `command` with stdin closed; returns when it and every process of its group are gone."""
-    environment = dict(os.environ if env is None else env)
+    """Run `command` with stdin closed; returns when it and every process of its group are gone.
+    Its environment is `env` (default: this process's) without the secrets (`scrubbed_environment`)."""
+    environment = scrubbed_environment(os.environ if env is None else env)
     environment.update(_QUIET_ENV)
     started = time.monotonic()
     proc = subprocess.Popen(

@@ -1,0 +1,98 @@
+"""The chat's Approver: nothing changes without the user, who answers in the editor.
+
+Before an edit, a command (or, in review mode, a memory write) the tool's worker thread sends the
+client `myAgent/chat/approve` and waits. Only `{approved: true}` approves; `false`, an error, a
+malformed answer or no answer before the turn is stopped (the request is then cancelled with
+`$/cancelRequest`) is a refusal. Every decision, a settings pre-approval too, becomes an `approval`
+event of the transcript.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcException
+
+from .client_link import ClientCancelled, ClientLink, ClientTimeout
+from .params import to_plain
+from .protocol_types import ApproveParams
+from .uris import path_to_uri
+
+if TYPE_CHECKING:
+    from my_agent_core.workspace import ApprovalRequest, CancelToken, Decision
+
+__all__ = ["APPROVE", "LspApprover", "approval_event", "approve_params"]
+
+logger = logging.getLogger(__name__)
+
+APPROVE = "myAgent/chat/approve"
+#: The reasons the protocol knows; anything else a gate reports (a timeout) is shown as an error.
+_REASONS = frozenset({"user", "setting", "cancelled", "error"})
+
+
+def approve_params(session_id: str, call_id: str, request: ApprovalRequest) -> ApproveParams:
+    """The `myAgent/chat/approve` params of a request (docs/protocol.md)."""
+    params: ApproveParams = {
+        "sessionId": session_id,
+        "callId": call_id,
+        "kind": request.kind,
+        "title": request.title,
+        "detail": request.detail,
+    }
+    if request.path is not None:
+        params["uri"] = path_to_uri(request.path)
+    if request.new_text is not None:
+        params["newText"] = request.new_text
+    if request.cwd is not None:
+        params["cwd"] = str(request.cwd)
+    return params
+
+
+def approval_event(call_id: str, request: ApprovalRequest, decision: Decision) -> dict[str, Any]:
+    """The agent-style (snake_case) `approval` event of a decision; camel-cased when forwarded."""
+    reason = decision.reason if decision.reason in _REASONS else "error"
+    return {
+        "kind": "approval",
+        "call_id": call_id,
+        "approval_kind": request.kind,
+        "approved": decision.approved,
+        "reason": reason,
+    }
+
+
+class LspApprover:
+    """Asks the user through the client; blocks the tool's worker thread until they answer."""
+
+    def __init__(
+        self,
+        link: ClientLink,
+        session_id: str,
+        current_call: Callable[[], str],
+        cancel: CancelToken,
+    ) -> None:
+        self._link = link
+        self._session_id = session_id
+        self._current_call = current_call
+        self._cancel = cancel
+
+    def approve(self, request: ApprovalRequest) -> Decision:
+        from my_agent_core.workspace import Decision
+
+        params = approve_params(self._session_id, self._current_call(), request)
+        try:
+            answer = self._link.request(APPROVE, params, cancel=self._cancel)
+        except ClientCancelled:
+            return Decision.deny("cancelled", "the turn was stopped while the approval waited")
+        except ClientTimeout as exc:
+            return Decision.deny("error", str(exc))
+        except JsonRpcException as exc:
+            logger.info("chat/approve answered an error: %s", exc)
+            return Decision.deny("error", f"the editor answered an error: {exc.message}")
+        answer = to_plain(answer)
+        if isinstance(answer, dict) and answer.get("approved") is True:
+            return Decision.allow("user")
+        if isinstance(answer, dict) and answer.get("approved") is False:
+            return Decision.deny("user")
+        return Decision.deny("error", "the editor gave no decision")
