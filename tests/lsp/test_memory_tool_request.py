@@ -86,10 +86,20 @@ def untrusted(base: Path) -> Path:
     return make_folder(base, "untrusted", memory="A note of a cloned repository.\n")
 
 
+@pytest.fixture(scope="module")
+def linked(base: Path) -> Path:
+    """A cloned repository whose memory folder is a link to the user's files."""
+    folder = base / "linked"
+    (folder / ".my_agent_core").mkdir(parents=True)
+    (base / "victim").mkdir()
+    (folder / ".my_agent_core" / "memory").symlink_to(base / "victim")
+    return folder
+
+
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def client(main: Path, untrusted: Path) -> AsyncIterator[LanguageClient]:
+async def client(main: Path, untrusted: Path, linked: Path) -> AsyncIterator[LanguageClient]:
     c = await start_named(
-        [main, untrusted],
+        [main, untrusted, linked],
         CLIENT_NAME + "\n\x1b[2J\u202e",  # cleaned to one printable line
         init_options={"untrustedFolders": [untrusted.as_uri()]},
     )
@@ -272,6 +282,16 @@ async def test_an_untrusted_folder_is_never_written(
     assert memory_path(untrusted).read_bytes() == before
     assert not (untrusted / ".my_agent_core" / "memory" / "history.jsonl").exists()
     assert not (untrusted / ".my_agent_core" / "archive").exists()
+
+
+@ON_MODULE_LOOP
+async def test_a_memory_folder_linked_out_of_the_workspace_is_refused(
+    client: LanguageClient, linked: Path, base: Path
+) -> None:
+    result = await call(client, {"target": "memory", "action": "add", "content": "x"}, linked)
+    assert result["ok"] is False and "symbolic link" in result["error"]
+    assert result["content"] == f"Error: {result['error']}"
+    assert list((base / "victim").iterdir()) == []
 
 
 # ------------------------------------------------------------------------------ the open editor
