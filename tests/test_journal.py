@@ -511,3 +511,17 @@ def test_undo_is_the_exact_inverse_of_the_newest_change_or_nothing(
                     expected = tuple(state_before[i] if i == side else before[i] for i in (0, 1))
                     assert now == expected, steps
                     undone.add(newest)
+
+
+def test_newest_reads_the_last_record_from_the_end_of_a_long_history(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "history.jsonl")
+    records = [
+        journal.new_record("add", "memory", "user", [Change(n, None, f"entry {n} " + "x" * 400)])
+        for n in range(400)  # ~180 KB: more than the window read from the end
+    ]
+    journal.append(*records)
+    assert journal.newest() == journal.read()[-1] == records[-1]
+    huge = journal.new_record("add", "memory", "user", [Change(0, None, "y" * 100_000)])
+    journal.append(huge)  # bigger than the window: found by reading the whole bound
+    assert journal.newest() == huge
+    assert Journal(tmp_path / "missing.jsonl").newest() is None

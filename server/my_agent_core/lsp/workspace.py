@@ -355,10 +355,9 @@ class MemoryWorkspace:
         from my_agent_core.memory.journal import Journal
 
         try:
-            records = Journal(memory_dir_of(folder_path) / JOURNAL_NAME).read()
+            return Journal(memory_dir_of(folder_path) / JOURNAL_NAME).newest()
         except OSError:
             return None
-        return records[-1] if records else None
 
     def baseline(self, folder: FolderState) -> None:
         """Remember the current state so later watcher events announce real changes only."""

@@ -50,6 +50,7 @@ _TRIM_AT_BYTES = 512 * 1024  # trim when the file grows past this...
 _KEEP_BYTES = 256 * 1024  # ...down to the newest MAX_RECORDS records within this size
 _READ_BYTES = 4 * 1024 * 1024  # what a reader takes from the end of a journal grown by other hands
 _ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
+_NEWEST_WINDOW = 64 * 1024  # bytes read to find the newest record (records are small)
 
 #: Actions that changed a memory file. `skip` (an undo passed over a change it could not revert) and
 #: `gap` (a change saved without its record, or a damaged line dropped by a trim) change no file.
@@ -429,6 +430,23 @@ class Journal:
     def read(self) -> list[JournalRecord]:
         """All readable records, oldest first; a torn or garbled line is skipped, not fatal."""
         return self.history().records
+
+    def newest(self) -> JournalRecord | None:
+        """The newest readable record, from a small read of the file's end: the editor asks for it on
+        every change it announces, and parsing the whole history each time cost milliseconds."""
+        window = min(_NEWEST_WINDOW, self.max_read_bytes)
+        tail = Journal(self.path, max_read_bytes=window)
+        records = tail.history().records
+        if records or window >= self.max_read_bytes or not self._longer_than(window):
+            return records[-1] if records else None
+        records = self.read()  # the last record is bigger than the window: read the whole bound
+        return records[-1] if records else None
+
+    def _longer_than(self, size: int) -> bool:
+        try:
+            return os.stat(self.path).st_size > size
+        except OSError:
+            return False
 
     def problem(self) -> str | None:
         """Why records cannot be appended now, from a cheap look at the file (no read); None when
