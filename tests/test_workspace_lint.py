@@ -82,6 +82,7 @@ def codes(rules: WorkspaceRules, text: str) -> list[str]:
         ("用scripts/test.sh测试", "scripts/test.sh"),
         ("Link: [guide](docs/missing.md)", "docs/missing.md"),
         ("Start from the Vagrantfile", "Vagrantfile"),
+        ("Use tools/new.sh instead of the old script", "tools/new.sh"),
     ],
 )
 def test_a_path_that_does_not_exist(rules: WorkspaceRules, entry: str, flagged: str) -> None:
@@ -123,6 +124,11 @@ def test_a_path_that_does_not_exist(rules: WorkspaceRules, entry: str, flagged: 
         "Register with `client/registerCapability`; `textDocument/didChange` follows",
         "Strings helpers are in util/strings.py (under src/)",
         "Runs llama.cpp locally",
+        # files the entry itself says are absent or gone
+        "There is no settings_local.py; settings come from the environment",
+        "We never call scripts/old.sh any more; it does nothing",
+        "scripts/legacy.sh was removed in May",
+        "项目里没有 settings_local.py",
         # Chinese prose with slashes and dots
         "前端/后端分离；版本号是三.二；日期 2024/05/01",
         "用户喜欢简洁的回答，并且使用中文交流。",

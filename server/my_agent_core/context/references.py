@@ -138,6 +138,8 @@ def extract(text: str) -> EntryRefs:
         if found is None:
             continue
         ref, sure = found
+        if _said_to_be_absent(masked, ref.start, ref.end):
+            continue  # "there is no settings_local.py": the entry already says it does not exist
         if sure:
             paths.append(ref)
         elif _is_an_identifier_pair(ref.path):
@@ -146,6 +148,25 @@ def extract(text: str) -> EntryRefs:
             candidates.append(ref)
     commands = _npm_commands(masked) + _code_commands(masked, code_spans)
     return EntryRefs(tuple(paths), tuple(candidates), tuple(sorted(commands, key=_start)))
+
+
+# A path the entry itself says is absent or gone is not a stale reference: the words before it in
+# its clause ("there is no", "never", "without", "instead of") or after it ("was removed").
+_ABSENT_BEFORE = re.compile(
+    r"(?:\b(?:no|not|never|without|none|nor|instead\s+of|no\s+longer)\b|n't\b|没有|不再|无)"
+    r"[^.;:!?\n]{0,24}$",
+    re.IGNORECASE,
+)
+_ABSENT_AFTER = re.compile(
+    r"^\W{0,3}(?:(?:is|was|has\s+been|were|have\s+been)\s+(?:removed|deleted|gone|dropped)|"
+    r"(?:is|are)\s+gone|no\s+longer\s+exists?|does\s+not\s+exist|doesn't\s+exist|已删除|已移除)",
+    re.IGNORECASE,
+)
+
+
+def _said_to_be_absent(text: str, start: int, end: int) -> bool:
+    before = text[max(0, start - 60) : start]
+    return bool(_ABSENT_BEFORE.search(before) or _ABSENT_AFTER.match(text[end : end + 40]))
 
 
 def _start(ref: CommandRef) -> int:

@@ -1,0 +1,1 @@
+"""Invoices of a legal entity."""

@@ -1,0 +1,1 @@
+"""PDF rendering with WeasyPrint."""

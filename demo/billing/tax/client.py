@@ -1,0 +1,3 @@
+"""The tax service client: throttled to 20 requests per second, retried with jitter."""
+
+RATE_LIMIT_PER_SECOND = 20
