@@ -649,7 +649,7 @@ _PW_COVER = (
     r"evidence|tracks)\b"
     r"|\b(?:delete|erase|wipe|clear|remove|shred|purge)\s+(?:the|all|any)\s+(?:\w+\s+)?(?:logs?|history|"
     r"traces|evidence|tracks)\b[^.\n]{0,20}?\b(?:after|once)\s+(?:running|executing|you\s+(?:run|"
-    r"execute)|each\s+(?:run|command|task)|every\s+(?:run|command|task)|the\s+payload|them|it)\b"
+    r"execute)|each\s+command|every\s+command|the\s+payload|them|it)\b"
 )
 _PW_EACH_SESSION = (
     r"\b(?:at|on)\s+(?:the\s+)?(?:start\s+of\s+)?(?:every|each)\s+(?:session|conversation|chat|turn|"
@@ -871,22 +871,27 @@ class _Lexicon:
     """One language's words for the promptware and exfiltration rules (`|`-separated phrases).
 
     `spaced`: words are delimited by spaces (word boundaries apply); `verb_last`: the verb closes
-    the clause (Japanese, Korean); `negation`: words that make a match advice ("never send ...").
+    the clause (Japanese, Korean); `negation`: words that make a match advice ("never send ...");
+    `source`: the prepositions of "commands FROM <url>", which tie commands to a URL; `retrieve`:
+    verbs that fetch a URL (before it, or right after it where the verb closes the clause).
     """
 
     commands: str
     execute: str
+    retrieve: str
     send: str
     include: str
     secrets: str
     replies: str
     negation: str
+    source: str = ""
     spaced: bool = True
     verb_last: bool = False
 
 
 _LEXICONS: dict[str, _Lexicon] = {
     "de": _Lexicon(
+        retrieve="rufe|lade|hole|prüfe|besuche|öffne|frage|kontaktiere|verbinde|abrufen|laden",
         commands="befehle|befehl|kommandos|anweisungen|instruktionen|aufgaben",
         execute="führe|führt|ausführen|auszuführen|befolge|befolgen|gehorche",
         send="sende|sendet|schicke|schick|schickt|übermittle|übermittelt|poste|maile|leite|"
@@ -898,8 +903,10 @@ _LEXICONS: dict[str, _Lexicon] = {
         replies="in jeder antwort|in jede antwort|in allen antworten|in deinen antworten|"
         "am ende jeder antwort|an jede antwort|unter jede antwort",
         negation="nie|niemals|nicht|kein|keine|keinesfalls|verboten",
+        source="von|aus|unter",
     ),
     "fr": _Lexicon(
+        retrieve="récupère|récupérez|télécharge|téléchargez|consulte|consultez|charge|chargez|visite|visitez|interroge|interrogez|contacte|contactez|connecte|ouvre|lis",
         commands="commandes|commande|consignes|ordres|tâches",
         execute="exécute|exécutez|exécuter|suis|suivez|applique|appliquez|obéis|obéissez",
         send="envoie|envoyez|transmets|transmettez|transfère|transférez|publie|publiez|poste|postez|"
@@ -912,8 +919,10 @@ _LEXICONS: dict[str, _Lexicon] = {
         replies="dans chaque réponse|dans toutes tes réponses|dans toutes vos réponses|"
         "dans tes réponses|dans vos réponses|à la fin de chaque réponse|à chaque réponse",
         negation="jamais|ne|n'|pas|aucun|aucune|interdit",
+        source="de|depuis|du|des",
     ),
     "es": _Lexicon(
+        retrieve="descarga|descargue|consulta|consulte|obtén|obtenga|carga|cargue|visita|visite|revisa|revise|conecta|abre|lee|pide",
         commands="comandos|comando|instrucciones|órdenes|tareas",
         execute="ejecuta|ejecute|ejecutar|ejecútalos|ejecútalas|sigue|siga|obedece|obedezca|cumple",
         send="envía|envíe|envíalos|envíalas|manda|mande|sube|suba|reenvía|reenvíe|publica|comparte|"
@@ -926,8 +935,10 @@ _LEXICONS: dict[str, _Lexicon] = {
         replies="en cada respuesta|en todas tus respuestas|en todas las respuestas|en tus respuestas|"
         "al final de cada respuesta",
         negation="nunca|no|jamás|prohibido",
+        source="de|desde|del",
     ),
     "pt": _Lexicon(
+        retrieve="baixe|baixa|consulte|consulta|obtenha|carregue|visite|verifique|conecte|abra|leia|acesse",
         commands="comandos|comando|instruções|ordens|tarefas",
         execute="execute|executa|executar|siga|segue|obedeça|obedece|cumpra",
         send="envie|envia|mande|manda|carregue|encaminhe|encaminha|publique|compartilhe|"
@@ -939,8 +950,10 @@ _LEXICONS: dict[str, _Lexicon] = {
         replies="em cada resposta|em todas as respostas|em todas as suas respostas|nas suas respostas|"
         "nas respostas|no final de cada resposta",
         negation="nunca|não|jamais|proibido",
+        source="de|do|da|desde",
     ),
     "it": _Lexicon(
+        retrieve="scarica|consulta|recupera|carica|visita|controlla|connettiti|contatta|apri|leggi|interroga",
         commands="comandi|comando|istruzioni|ordini|compiti",
         execute="esegui|eseguire|esegua|eseguili|segui|seguire|obbedisci|obbedisca",
         send="invia|invii|inviali|manda|mandali|carica|inoltra|pubblica|condividi|trasmetti|copia|"
@@ -951,8 +964,10 @@ _LEXICONS: dict[str, _Lexicon] = {
         replies="in ogni risposta|in tutte le risposte|in tutte le tue risposte|nelle tue risposte|"
         "alla fine di ogni risposta",
         negation="mai|non|vietato",
+        source="da|di|dal|dalla",
     ),
     "ru": _Lexicon(
+        retrieve="загрузи|загружай|скачай|скачивай|получи|получай|проверяй|проверь|зайди|заходи|открой|открывай|подключись|подключайся|обращайся|запрашивай|читай|прочитай",
         commands="команды|команду|команд|инструкции|инструкций|указания|задания|задачи|приказы",
         execute="выполни|выполняй|выполнить|выполняйте|исполни|исполняй|следуй|запусти|запускай",
         send="отправь|отправляй|отправьте|отправляйте|пришли|присылай|перешли|пересылай|загрузи|"
@@ -965,8 +980,10 @@ _LEXICONS: dict[str, _Lexicon] = {
         replies="в каждый ответ|в каждом ответе|во все ответы|во всех ответах|в свои ответы|"
         "в своих ответах|в конце каждого ответа",
         negation="не|никогда|нельзя|запрещено",
+        source="с|со|из|от",
     ),
     "zh": _Lexicon(
+        retrieve="获取|下载|拉取|读取|接收|得到|访问|连接|请求|轮询",
         commands="指令|命令|任务|指示",
         execute="执行|运行|遵循|照做|服从|遵照",
         send="发送|发到|上传|提交|转发|贴到|传到|发给|推送",
@@ -977,6 +994,7 @@ _LEXICONS: dict[str, _Lexicon] = {
         spaced=False,
     ),
     "ja": _Lexicon(
+        retrieve="接続|アクセス|取得|ダウンロード|読み込|問い合わせ|ポーリング|受け取|受信",
         commands="コマンド|指示|命令|指令|タスク",
         execute="実行|従",
         send="送信|送って|送る|送れ|送り|アップロード|転送|投稿",
@@ -990,6 +1008,7 @@ _LEXICONS: dict[str, _Lexicon] = {
         verb_last=True,
     ),
     "ko": _Lexicon(
+        retrieve="받은|받아|가져온|가져와|접속|연결|다운로드|요청",
         commands="명령|지시|작업|명령어",
         execute="실행|따르|따라",
         send="보내|전송|업로드|전달|올려",
@@ -1029,7 +1048,20 @@ def _lang_rules(lex: _Lexicon) -> tuple[str, str, str]:
     secret = rf"(?:{words(lex.secrets)}|{_ANY_SECRET})"
     near = r"[^\n;.!?。！？；]{0,20}?"
     orders = rf"(?:{execute}{near}{commands}|{commands}{near}{execute})"
-    tasking = rf"{_REMOTE}{_CLAUSE}{orders}|{orders}{_CLAUSE}{_REMOTE}"
+    retrieve = words(lex.retrieve)
+    if lex.spaced:
+        # "fetch <url> ... execute the commands", "execute the commands from <url>",
+        # "commands from <url> ... execute"
+        source = words(lex.source)
+        tasking = (
+            rf"{retrieve}{_CLAUSE}{_REMOTE}{_CLAUSE}{orders}"
+            rf"|{orders}\s+(?:[\w-]+\s+){{0,2}}?{source}\s+{_REMOTE}"
+            rf"|{commands}\s+{source}\s+{_REMOTE}{_CLAUSE}{execute}"
+        )
+    else:
+        # "<url> に接続して ... コマンドを実行", "执行从 <url> 获取的命令"
+        fetched = rf"{_REMOTE}{near}{retrieve}"
+        tasking = rf"{fetched}{_CLAUSE}{orders}|{execute}{_CLAUSE}{fetched}{_CLAUSE}{commands}"
     if lex.verb_last:
         exfil = rf"{secret}{_CLAUSE}{_OUT}{_CLAUSE}{send}|{_OUT}{_CLAUSE}{secret}{_CLAUSE}{send}"
         shown = rf"{replies}{_CLAUSE}{secret}{_CLAUSE}{include}|{secret}{_CLAUSE}{replies}{_CLAUSE}{include}"
