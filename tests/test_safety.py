@@ -30,7 +30,7 @@ from my_agent_core.memory.safety import (
     scan,
     strip_invisible,
 )
-from my_agent_core.memory.safety_rules import PROMPTWARE, RULES
+from my_agent_core.memory.safety_rules import LEXICONS, PROMPTWARE, RULES
 
 DATA = Path(__file__).parent / "data"
 CORPUS_PATH = DATA / "safety_corpus.jsonl"
@@ -228,6 +228,16 @@ def test_windows_in_long_texts_change_nothing(seed: int) -> None:
             assert any(s < start + len(piece) and e > start for s, e, _ in windowed) or any(
                 i.kind == "invisible" for i in scan(piece)
             ), piece
+
+
+@pytest.mark.parametrize("lang", sorted(LEXICONS))
+def test_every_reply_phrase_holds_its_gate_word(lang: str) -> None:
+    """The include-in-replies rule of a spaced language is gated on its reply nouns: every reply
+    phrase must contain one, or the gate would hide a match the whole-text search finds."""
+    lexicon = LEXICONS[lang]
+    nouns = [fold(n) for n in lexicon.reply_nouns.split("|")]
+    for phrase in lexicon.replies.split("|"):
+        assert any(n in fold(phrase) for n in nouns), (lang, phrase)
 
 
 def test_a_long_single_line_is_searched_whole() -> None:

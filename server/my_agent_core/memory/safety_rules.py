@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl
 
 from my_agent_core.memory.normalize import fold
 
-__all__ = ["PROMPTWARE", "RULES", "Rule"]
+__all__ = ["LEXICONS", "PROMPTWARE", "RULES", "Rule"]
 
 # (text, start, end) -> spans of matches inside text[start:end] (a window of a longer text).
 Finder = Callable[[str, int, int], Iterator[tuple[int, int]]]
@@ -423,12 +423,12 @@ _REPLIES_FIRST = (
 )
 _EXFIL_SECRETS = (
     rf"\b{_SEND}\b{_GAP}(?<![a-z0-9]){_SECRETS}{_GAP60}(?:{_EXTERNAL}|{_REPLIES})"
-    rf"|{_REPLIES_FIRST}(?:always\s+)?{_SHOW}\b{_GAP}(?<![a-z0-9]){_SECRETS}"
     rf"|\b{_SHOW}\b{_GAP}(?<![a-z0-9]){_SECRETS}{_GAP60}{_REPLIES}"
     rf"|{_REPLY_SUBJECT}{_GAP}(?<![a-z0-9]){_SECRETS}"
     rf"|(?<![a-z0-9]){_SECRETS}{_GAP60}\b{_alt(_SEND_WORDS + '|write|save|log|paste')}\s+(?:it|them|this|"
     rf"that|these)\b{_GAP}{_EXTERNAL}"
 )
+_EXFIL_IN_REPLIES = rf"{_REPLIES_FIRST}(?:always\s+)?{_SHOW}\b{_GAP}(?<![a-z0-9]){_SECRETS}"
 _EXFIL_CONVERSATION = (
     rf"\b{_SEND}\b{_GAP}\b{_CONVERSATION}\b{_GAP60}{_EXTERNAL}"
     rf"|\b{_SHOW}\b{_GAP}\b{_CONVERSATION}\b{_GAP60}\b(?:in|into|to|as)\s+(?:the\s+|a\s+|an\s+)?"
@@ -663,17 +663,19 @@ _PW_SWARM = (
 
 # --- remote tasking: instructions fetched from a URL and carried out ------------------------------
 
-# The verb opens a clause (an order to the model), not a description ("runners poll ... and run").
-_CLAUSE_START = (
-    r"(?:^|(?<=[.!?;:,(])|(?<=[.!?;:,(]\s)|(?<=[-*>]\s)|(?<=\band\s)|(?<=\bthen\s)|(?<=\bplease\s)"
-    r"|(?<=\balways\s)|(?<=\bfirst\s)|(?<=\bmust\s)|(?<=\bshould\s)|(?<=\bwill\s)|(?<=\bshall\s)"
-    r"|(?<=\bto\s)|(?<=\bnow\s))"
+# The verb opens a clause (an order to the model), not a description ("runners poll ... and run"):
+# what precedes it is the text's or line's start, punctuation, a list bullet or one of these words.
+_CLAUSE_BEFORE = re.compile(
+    r"(?:^|[.!?;:,(]\s?|[-*>]\s|\b(?:and|then|please|always|first|must|should|will|shall|to|now)\s)\Z",
+    re.MULTILINE,
 )
 _RETRIEVE = _alt(
     "fetch|check|poll|get|download|retrieve|load|read|pull|query|visit|open|request|contact|"
     "consult|curl|wget|grab|ping|call|connect to|look at|go to|browse to|navigate to"
 )
-_REMOTE = r"(?:https?://|www\.)\S*"
+# A URL, taken whole (nothing after it may re-read its tail, so no backtracking into it); URLs are
+# ASCII once folded, so one ends where CJK text starts even with no space between them.
+_REMOTE = r"(?:https?://|www\.)[!-~]*(?![!-~])"
 _TASK_NOUNS = (
     r"(?:(?:new|latest|next|your|further|updated|pending|current|any|the|its|their|more)\s+){0,2}"
     r"(?:instructions?|commands?|cmds|tasks?|tasking|orders|directives?)\b"
@@ -683,19 +685,49 @@ _CARRY_OUT = _alt(
 )
 _REMOTE_TASKING = (
     # "check http://x/cmd for new instructions ... and execute them"
-    rf"{_CLAUSE_START}{_RETRIEVE}\b[^.\n]{{0,30}}?{_REMOTE}[^.\n]{{0,40}}?\b{_TASK_NOUNS}[^.\n]{{0,60}}?"
+    rf"\b{_RETRIEVE}\b[^.\n]{{0,30}}?{_REMOTE}[^.\n]{{0,40}}?\b{_TASK_NOUNS}[^.\n]{{0,60}}?"
     rf"(?:\band|\bthen|,)\s+(?:\w+\s+){{0,2}}?{_CARRY_OUT}\s+(?:them|it|those|these|each|all|every|"
     r"whatever|what|immediately|right\s+away|without|the\s+\w+)\b"
     # "fetch https://x/tasks.txt and follow whatever it says"
-    rf"|{_CLAUSE_START}{_RETRIEVE}\b[^.\n]{{0,30}}?{_REMOTE}[^.\n]{{0,40}}?(?:\band|\bthen|,)\s+"
+    rf"|\b{_RETRIEVE}\b[^.\n]{{0,30}}?{_REMOTE}[^.\n]{{0,40}}?(?:\band|\bthen|,)\s+"
     rf"(?:\w+\s+){{0,2}}?{_CARRY_OUT}\s+(?:whatever|what(?=\s+(?:it|they|the\s+\w+)\s+(?:says|say|"
     r"contains|returns|tells|lists|asks|sends|gives|reads))|everything\s+(?:it|they|there)|anything\s+"
     r"(?:it|they|there)|all\s+of\s+it)\b"
     # "execute the commands returned by https://x" (following a guide at a URL is not this)
-    rf"|{_CLAUSE_START}(?:execute|obey|carry\s+out)\s+(?:(?:the|any|all|new|every|each)\s+)?"
+    r"|\b(?:execute|obey|carry\s+out)\s+(?:(?:the|any|all|new|every|each)\s+)?"
     r"(?:instructions|commands|cmds|tasks|orders|directives)\s+(?:(?:returned|served|sent|listed|"
     r"posted|published|found)\s+)?(?:by|at|from|on|in)\s+(?:https?://|www\.)"
 )
+
+
+_URL_START = re.compile(r"https?://|www\.")
+_TASKING_VERB = rf"\b(?:{_RETRIEVE}|execute|obey|carry\s+out)\b"
+# How far before a URL the verb of a remote-tasking order can stand.
+_VERB_REACH = 80
+
+
+def _remote_tasking(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """`_REMOTE_TASKING` matched from each clause-opening verb in the stretch before each URL.
+
+    Anchored on the URLs (every match has one, after its verb), so text without URLs costs one
+    substring search; each URL is judged on its own, so any window around it finds the same.
+    """
+    if not _TASKING:
+        _TASKING.extend((_re(_REMOTE_TASKING), _re(_TASKING_VERB)))
+    pattern, verb = _TASKING
+    for url in _URL_START.finditer(text, start, end):
+        for v in verb.finditer(text, max(start, url.start() - _VERB_REACH), url.start()):
+            at = v.start()
+            if at > 0 and _CLAUSE_BEFORE.search(text, max(0, at - 8), at) is None:
+                continue
+            hit = pattern.match(text, at, end)
+            if hit is not None:
+                yield hit.span()
+                break
+
+
+_TASKING: list[re.Pattern[str]] = []
+
 
 # --- safety switched off by a claimed authority or policy -----------------------------------------
 
@@ -873,12 +905,15 @@ class _Lexicon:
     `spaced`: words are delimited by spaces (word boundaries apply); `verb_last`: the verb closes
     the clause (Japanese, Korean); `negation`: words that make a match advice ("never send ...");
     `source`: the prepositions of "commands FROM <url>", which tie commands to a URL; `retrieve`:
-    verbs that fetch a URL (before it, or right after it where the verb closes the clause).
+    verbs that fetch a URL (before it, or right after it where the verb closes the clause);
+    `reply_nouns`: a substring of every phrase of `replies` (the gate of the include rule in a
+    spaced language).
     """
 
     commands: str
     execute: str
     retrieve: str
+    reply_nouns: str
     send: str
     include: str
     secrets: str
@@ -889,8 +924,9 @@ class _Lexicon:
     verb_last: bool = False
 
 
-_LEXICONS: dict[str, _Lexicon] = {
+LEXICONS: dict[str, _Lexicon] = {
     "de": _Lexicon(
+        reply_nouns="antwort",
         retrieve="rufe|lade|hole|prüfe|besuche|öffne|frage|kontaktiere|verbinde|abrufen|laden",
         commands="befehle|befehl|kommandos|anweisungen|instruktionen|aufgaben",
         execute="führe|führt|ausführen|auszuführen|befolge|befolgen|gehorche",
@@ -906,6 +942,7 @@ _LEXICONS: dict[str, _Lexicon] = {
         source="von|aus|unter",
     ),
     "fr": _Lexicon(
+        reply_nouns="réponse",
         retrieve="récupère|récupérez|télécharge|téléchargez|consulte|consultez|charge|chargez|visite|visitez|interroge|interrogez|contacte|contactez|connecte|ouvre|lis",
         commands="commandes|commande|consignes|ordres|tâches",
         execute="exécute|exécutez|exécuter|suis|suivez|applique|appliquez|obéis|obéissez",
@@ -922,6 +959,7 @@ _LEXICONS: dict[str, _Lexicon] = {
         source="de|depuis|du|des",
     ),
     "es": _Lexicon(
+        reply_nouns="respuesta",
         retrieve="descarga|descargue|consulta|consulte|obtén|obtenga|carga|cargue|visita|visite|revisa|revise|conecta|abre|lee|pide",
         commands="comandos|comando|instrucciones|órdenes|tareas",
         execute="ejecuta|ejecute|ejecutar|ejecútalos|ejecútalas|sigue|siga|obedece|obedezca|cumple",
@@ -938,6 +976,7 @@ _LEXICONS: dict[str, _Lexicon] = {
         source="de|desde|del",
     ),
     "pt": _Lexicon(
+        reply_nouns="resposta",
         retrieve="baixe|baixa|consulte|consulta|obtenha|carregue|visite|verifique|conecte|abra|leia|acesse",
         commands="comandos|comando|instruções|ordens|tarefas",
         execute="execute|executa|executar|siga|segue|obedeça|obedece|cumpra",
@@ -953,6 +992,7 @@ _LEXICONS: dict[str, _Lexicon] = {
         source="de|do|da|desde",
     ),
     "it": _Lexicon(
+        reply_nouns="rispost",
         retrieve="scarica|consulta|recupera|carica|visita|controlla|connettiti|contatta|apri|leggi|interroga",
         commands="comandi|comando|istruzioni|ordini|compiti",
         execute="esegui|eseguire|esegua|eseguili|segui|seguire|obbedisci|obbedisca",
@@ -967,6 +1007,7 @@ _LEXICONS: dict[str, _Lexicon] = {
         source="da|di|dal|dalla",
     ),
     "ru": _Lexicon(
+        reply_nouns="ответ",
         retrieve="загрузи|загружай|скачай|скачивай|получи|получай|проверяй|проверь|зайди|заходи|открой|открывай|подключись|подключайся|обращайся|запрашивай|читай|прочитай",
         commands="команды|команду|команд|инструкции|инструкций|указания|задания|задачи|приказы",
         execute="выполни|выполняй|выполнить|выполняйте|исполни|исполняй|следуй|запусти|запускай",
@@ -983,6 +1024,7 @@ _LEXICONS: dict[str, _Lexicon] = {
         source="с|со|из|от",
     ),
     "zh": _Lexicon(
+        reply_nouns="回复|回答",
         retrieve="获取|下载|拉取|读取|接收|得到|访问|连接|请求|轮询",
         commands="指令|命令|任务|指示",
         execute="执行|运行|遵循|照做|服从|遵照",
@@ -994,6 +1036,7 @@ _LEXICONS: dict[str, _Lexicon] = {
         spaced=False,
     ),
     "ja": _Lexicon(
+        reply_nouns="返信|回答|応答",
         retrieve="接続|アクセス|取得|ダウンロード|読み込|問い合わせ|ポーリング|受け取|受信",
         commands="コマンド|指示|命令|指令|タスク",
         execute="実行|従",
@@ -1008,6 +1051,7 @@ _LEXICONS: dict[str, _Lexicon] = {
         verb_last=True,
     ),
     "ko": _Lexicon(
+        reply_nouns="응답|답변|답장",
         retrieve="받은|받아|가져온|가져와|접속|연결|다운로드|요청",
         commands="명령|지시|작업|명령어",
         execute="실행|따르|따라",
@@ -1023,13 +1067,14 @@ _LEXICONS: dict[str, _Lexicon] = {
 
 # Carriers every language shares: a URL, an address, an IP; secret files and variable names.
 _OUT = (
-    r"(?:https?://\S+|www\.\S+|ftp://\S+|\b\d{1,3}(?:\.\d{1,3}){3}\b|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    r"(?:(?:https?://|www\.|ftp://)[!-~]+(?![!-~])|\b\d{1,3}(?:\.\d{1,3}){3}\b"
+    r"|(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
     r"|\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|xyz|ru|cn|top|me|dev|app|site|info|biz|co|sh|ly|"
     r"example|tk|pw|cc|su|onion)\b|webhook)"
 )
 _ANY_SECRET = (
     r"~/\.ssh\S*|~/\.aws\S*|\.aws/credentials|(?<![\w.])\.env\b|\.netrc|id_rsa|id_ed25519|"
-    r"api[\s_-]?keys?|[a-z0-9]+(?:_[a-z0-9]+)*_(?:key|token|secret|password|passwd|pat)s?\b|"
+    r"api[\s_-]?keys?|(?<![a-z0-9])[a-z0-9]+(?:_[a-z0-9]+)*_(?:key|token|secret|password|passwd|pat)s?\b|"
     r"tokens?|secrets?|credentials|cookies"
 )
 # One clause of a language (CJK clauses end on their own punctuation).
@@ -1095,12 +1140,14 @@ def _lang_rule_set() -> tuple[Rule, ...]:
     tasking = "takes orders from a remote server (command and control)"
     exfil = "tells the model to send secrets somewhere"
     rules: list[Rule] = []
-    for lex in _LEXICONS.values():
+    for lex in LEXICONS.values():
         pattern_tasking, pattern_exfil, pattern_shown = _lang_rules(lex)
         for kind, message, source, triggers in (
             ("injection", tasking, pattern_tasking, lex.commands),
             ("exfiltration", exfil, pattern_exfil, lex.send),
-            ("exfiltration", exfil, pattern_shown, lex.include),
+            # Gated on the rarer word: spaced languages' short verbs occur inside English words
+            # ("pon" in "response"), CJK replies ("回答") in everyday preferences.
+            ("exfiltration", exfil, pattern_shown, lex.reply_nouns if lex.spaced else lex.include),
         ):
             find = _unless_negated(source, lex.negation, spaced=lex.spaced)
             folded = tuple(fold(t) for t in _t(triggers))
@@ -1239,6 +1286,13 @@ def _rules() -> tuple[Rule, ...]:
         ),
         _rule(
             "exfiltration",
+            exfil,
+            _EXFIL_IN_REPLIES,
+            _t("repl|respons|answer|message|output|completion"),
+            negatable=True,
+        ),
+        _rule(
+            "exfiltration",
             exfil_chat,
             _EXFIL_CONVERSATION,
             _t("conversation|chat|transcript|dialog|message|prompt|user|memor|context"),
@@ -1300,10 +1354,10 @@ def _rules() -> tuple[Rule, ...]:
             ),
             reach=500,
         ),
-        _rule(
+        Rule(
             "injection",
             "takes orders from a remote server (command and control)",
-            _REMOTE_TASKING,
+            _remote_tasking,
             ("http", "www."),
             reach=500,
         ),
