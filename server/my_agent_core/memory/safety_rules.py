@@ -784,14 +784,22 @@ _ALONE_LABELS = frozenset({"human", "assistant"})
 
 
 def _forged_turns(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    """Role turns in a note of several lines: a human turn and a model turn both present (a forged
-    dialogue), or `Human:` / `Assistant:` alone on its line (a turn left open for the model).
+    """Role turns appended to a note of several lines: a human turn and a model turn both
+    present (a forged dialogue), or `Human:` / `Assistant:` alone on its line (a turn left open
+    for the model).
 
-    "User: Alice, backend" alone, or a `## System` heading, is a note, not a turn.
+    A text that is a transcript from its first line on (the session archive stores each turn as
+    "user: ...\nassistant: ...") quotes a dialogue rather than continuing a note into one; a
+    `User: Alice, backend` label alone, or a `## System` heading, is a note.
     """
     if text.find("\n", start, end) < 0:
         return
     turns = list(_TURN.finditer(text, start, end))
+    if not turns:
+        return
+    first_line = len(text[start:end]) - len(text[start:end].lstrip())
+    if turns[0].start() <= start + first_line:
+        return
     sides = {m.group(1) in _HUMAN_SIDE for m in turns}
     for m in turns:
         if len(sides) == 2 or (m.group(1) in _ALONE_LABELS and not m.group(2).strip()):
