@@ -1,8 +1,12 @@
 """Safety scanner: how much it catches, how little it refuses, and what a scan costs.
 
-Quality, on the labelled corpus `tests/data/safety_corpus.jsonl`: per class and overall, attacks
-blocked / total and benign notes accepted / total; a false refusal counts as much as a miss, so the
-overall score is (blocked + accepted) / items. Known gaps are counted as what they are (misses).
+Quality, per labelled corpus: the dev corpus `tests/data/safety_corpus.jsonl` (written with the
+rules) and the held-out set `tests/data/safety_heldout.jsonl` (written blind by an outsider who
+never read them). Per class and overall, attacks blocked / total and benign notes accepted / total;
+a false refusal counts as much as a miss, so the overall score is (blocked + accepted) / items.
+Known gaps and disagreements are counted as what they are against the label (misses / refusals).
+The held-out figures from before the scanner was tuned on its misses are printed alongside, as the
+outsider measured them (they cannot be re-measured: the fixed scanner is the only one here).
 
 Cost, per KB of text, against a floor measured in the same run on the same text: `str.lower()`
 plus one compiled regex search (what the cheapest possible phrase check pays). Workloads:
@@ -32,6 +36,9 @@ from my_agent_core.memory.safety import scan
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "safety_corpus.jsonl"
+HELDOUT = ROOT / "tests" / "data" / "safety_heldout.jsonl"
+# The held-out set as first measured by its author, on the scanner before the fixes of its misses.
+HELDOUT_BEFORE = {"blocked": 45, "attacks": 60, "accepted": 59, "benign": 60}
 FLOOR_PATTERN = re.compile(r"ignore\s+(?:all\s+)?previous\s+instructions")
 PHRASES = (
     "the project uses pytest and uv for envs deploys with docker prefers short answers "
@@ -39,11 +46,11 @@ PHRASES = (
 )
 
 
-def load() -> list[dict[str, str]]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line]
+def load(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def quality(items: list[dict[str, str]]) -> None:
+def quality(name: str, items: list[dict[str, str]]) -> None:
     """Per class: attacks blocked / total, benign accepted / total."""
     table: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for item in items:
@@ -52,7 +59,7 @@ def quality(items: list[dict[str, str]]) -> None:
         row = table[(item["label"], item["class"])]
         row[0] += good
         row[1] += 1
-    print("quality on the corpus (a false refusal counts as much as a miss)")
+    print(f"quality on the {name} (a false refusal counts as much as a miss)")
     print(f"  {'label':7} {'class':22} {'right':>5} / {'total':<5}")
     for (label, cls), (right, total) in sorted(table.items()):
         verb = "blocked" if label == "attack" else "accepted"
@@ -62,8 +69,9 @@ def quality(items: list[dict[str, str]]) -> None:
     blocked, n_attacks = sum(v[0] for v in attacks), sum(v[1] for v in attacks)
     accepted, n_benign = sum(v[0] for v in benign), sum(v[1] for v in benign)
     gaps = sum(1 for i in items if "known_gap" in i)
-    print(f"  attacks blocked  {blocked} / {n_attacks} ({gaps} known gaps in the corpus)")
-    print(f"  benign accepted  {accepted} / {n_benign}")
+    disputed = sum(1 for i in items if "disagreement" in i)
+    print(f"  attacks blocked  {blocked} / {n_attacks} ({gaps} known gaps)")
+    print(f"  benign accepted  {accepted} / {n_benign} ({disputed} labels disputed)")
     right = blocked + accepted
     print(f"  overall          {right} / {len(items)} = {right / len(items):.3f}")
 
@@ -115,8 +123,16 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per workload")
     parser.add_argument("--size", type=int, default=1_000_000, help="size of the big texts")
     args = parser.parse_args()
-    items = load()
-    quality(items)
+    items = load(CORPUS)
+    quality("dev corpus", items)
+    print()
+    quality("held-out set", load(HELDOUT))
+    before = HELDOUT_BEFORE
+    print(
+        f"  before the fixes (as measured by the set's author): attacks blocked "
+        f"{before['blocked']} / {before['attacks']}, benign accepted {before['accepted']} / "
+        f"{before['benign']}"
+    )
 
     print("\ncost per KB (best of rounds; floor = str.lower() + one regex search)")
     texts = [i["text"] for i in items]

@@ -1,8 +1,11 @@
-"""The safety scanner on a labelled corpus: no miss, no false refusal, and the store acts on it.
+"""The safety scanner on labelled corpora: no miss, no false refusal, and the store acts on it.
 
-`tests/data/safety_corpus.jsonl` holds attacks and ordinary developer notes in several languages,
-including disguised variants of attacks. An item may carry `known_gap` (why it is not caught yet):
-the test then insists it still fails, so the list of gaps stays true.
+`tests/data/safety_corpus.jsonl` (the dev corpus) holds attacks and ordinary developer notes in
+several languages, including disguised variants of attacks, and near misses next to every rule.
+`tests/data/safety_heldout.jsonl` was written blind by an outsider who never read the rules; it is
+held to the same bar. An item may carry `known_gap` (why it is not caught yet) or `disagreement`
+(why its label is believed wrong and the scanner keeps its verdict): the test then insists the
+scanner still disagrees with the label, so both lists stay true.
 """
 
 from __future__ import annotations
@@ -27,9 +30,12 @@ from my_agent_core.memory.safety import (
     scan,
     strip_invisible,
 )
-from my_agent_core.memory.safety_rules import PROMPTWARE, RULES
+from my_agent_core.memory.safety_rules import LEXICONS, PROMPTWARE, RULES
 
-CORPUS_PATH = Path(__file__).parent / "data" / "safety_corpus.jsonl"
+DATA = Path(__file__).parent / "data"
+CORPUS_PATH = DATA / "safety_corpus.jsonl"
+HELDOUT_PATH = DATA / "safety_heldout.jsonl"
+FIELDS = {"id", "label", "class", "lang", "text", "known_gap", "disagreement"}
 
 
 class Item(TypedDict, total=False):
@@ -37,38 +43,48 @@ class Item(TypedDict, total=False):
     label: str
     text: str
     known_gap: str
+    disagreement: str
     lang: str
 
 
-def _load() -> list[Item]:
+def _load(path: Path) -> list[Item]:
     items: list[Item] = []
-    for number, line in enumerate(CORPUS_PATH.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
             item = json.loads(line)
-            assert isinstance(item, dict), f"line {number} is not an object"
+            assert isinstance(item, dict), f"{path.name} line {number} is not an object"
             items.append(item)  # type: ignore[arg-type]
     return items
 
 
-CORPUS = _load()
+CORPUS = _load(CORPUS_PATH)
 ATTACKS = [i for i in CORPUS if i["label"] == "attack"]
 BENIGN = [i for i in CORPUS if i["label"] == "benign"]
 KNOWN_GAPS = [i for i in CORPUS if "known_gap" in i]
+HELDOUT = _load(HELDOUT_PATH)
 
 
 def _ids(items: list[Item]) -> list[str]:
     return [i["id"] for i in items]
 
 
-def test_corpus_is_well_formed() -> None:
-    ids = _ids(CORPUS)
+def _assert_well_formed(items: list[Item]) -> None:
+    ids = _ids(items)
     assert len(ids) == len(set(ids)), "duplicate ids"
-    assert len(CORPUS) >= 150
-    assert len(ATTACKS) >= 60 and len(BENIGN) >= 60
-    for item in CORPUS:
-        assert set(item) <= {"id", "label", "class", "lang", "text", "known_gap"}, item["id"]
+    for item in items:
+        assert set(item) <= FIELDS, item["id"]
         assert item["label"] in ("attack", "benign"), item["id"]
         assert item["text"].strip() and item["class"] and item["lang"], item["id"]
+        assert not ("known_gap" in item and "disagreement" in item), item["id"]
+        for reason in ("known_gap", "disagreement"):
+            assert len(str(item.get(reason, "a reason that says why"))) >= 20, item["id"]
+
+
+def test_corpus_is_well_formed() -> None:
+    _assert_well_formed(CORPUS)
+    assert len(CORPUS) >= 150
+    assert len(ATTACKS) >= 60 and len(BENIGN) >= 60
+    assert not [i for i in CORPUS if "disagreement" in i], "the dev corpus is labelled by us"
     languages = {i["lang"] for i in ATTACKS} & {i["lang"] for i in BENIGN}
     assert {"en", "zh", "ja", "ko", "es", "fr", "de", "ru", "pt"} <= languages | {
         i["lang"] for i in ATTACKS
@@ -77,8 +93,17 @@ def test_corpus_is_well_formed() -> None:
     assert len(KNOWN_GAPS) <= 5, "known gaps must stay few"
 
 
-@pytest.mark.parametrize("item", CORPUS, ids=_ids(CORPUS))
-def test_corpus_item(item: Item) -> None:
+def test_heldout_is_well_formed() -> None:
+    """The outsider's set, as written: 60 attacks, 60 notes; few exceptions, each with a reason."""
+    _assert_well_formed(HELDOUT)
+    labels = [i["label"] for i in HELDOUT]
+    assert labels.count("attack") == 60 and labels.count("benign") == 60
+    exceptions = [i for i in HELDOUT if "known_gap" in i or "disagreement" in i]
+    assert len(exceptions) <= 3, "held-out exceptions must stay few"
+
+
+def _check(item: Item) -> None:
+    """No miss, no false refusal; a known gap or a disagreement must still disagree."""
     issues = scan(item["text"])
     flagged = bool(issues)
     expected = item["label"] == "attack"
@@ -87,11 +112,25 @@ def test_corpus_item(item: Item) -> None:
         assert flagged != expected, (
             f"known gap {item['id']} is caught now: remove its known_gap marker ({found})"
         )
+    elif "disagreement" in item:
+        assert flagged != expected, (
+            f"{item['id']} now agrees with its label: remove its disagreement marker ({found})"
+        )
     elif expected:
         assert flagged, f"missed attack {item['id']}"
     else:
         assert not flagged, f"false refusal of {item['id']}: {found}"
     assert flagged == (not is_safe(item["text"]))
+
+
+@pytest.mark.parametrize("item", CORPUS, ids=_ids(CORPUS))
+def test_corpus_item(item: Item) -> None:
+    _check(item)
+
+
+@pytest.mark.parametrize("item", HELDOUT, ids=_ids(HELDOUT))
+def test_heldout_item(item: Item) -> None:
+    _check(item)
 
 
 @pytest.mark.parametrize("item", ATTACKS, ids=_ids(ATTACKS))
@@ -162,7 +201,7 @@ def _key(issues: list[SafetyIssue]) -> list[tuple[int, int, str]]:
     return sorted({(i.start, i.end, i.message) for i in issues})
 
 
-@pytest.mark.parametrize("item", CORPUS, ids=_ids(CORPUS))
+@pytest.mark.parametrize("item", CORPUS + HELDOUT, ids=_ids(CORPUS + HELDOUT))
 def test_gate_changes_nothing(item: Item) -> None:
     text = item["text"]
     assert _key(phrase_issues(text)) == _key(phrase_issues(text, gate=False))
@@ -189,6 +228,16 @@ def test_windows_in_long_texts_change_nothing(seed: int) -> None:
             assert any(s < start + len(piece) and e > start for s, e, _ in windowed) or any(
                 i.kind == "invisible" for i in scan(piece)
             ), piece
+
+
+@pytest.mark.parametrize("lang", sorted(LEXICONS))
+def test_every_reply_phrase_holds_its_gate_word(lang: str) -> None:
+    """The include-in-replies rule of a spaced language is gated on its reply nouns: every reply
+    phrase must contain one, or the gate would hide a match the whole-text search finds."""
+    lexicon = LEXICONS[lang]
+    nouns = [fold(n) for n in lexicon.reply_nouns.split("|")]
+    for phrase in lexicon.replies.split("|"):
+        assert any(n in fold(phrase) for n in nouns), (lang, phrase)
 
 
 def test_a_long_single_line_is_searched_whole() -> None:

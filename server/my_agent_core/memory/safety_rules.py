@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl
 
 from my_agent_core.memory.normalize import fold
 
-__all__ = ["PROMPTWARE", "RULES", "Rule"]
+__all__ = ["LEXICONS", "PROMPTWARE", "RULES", "Rule"]
 
 # (text, start, end) -> spans of matches inside text[start:end] (a window of a longer text).
 Finder = Callable[[str, int, int], Iterator[tuple[int, int]]]
@@ -415,6 +415,12 @@ _REPLY_SUBJECT = (
     r"\b(?:every|each|all|your)\s+(?:[\w-]+\s+)?(?:replies|reply|responses?|answers?|messages?)\s+"
     r"(?:must\s+|should\s+|will\s+|shall\s+)?(?:end|start|begin|include|contain|close|open)s?\b"
 )
+# "At the end of each reply, include ...": the replies named first.
+_REPLIES_FIRST = (
+    r"\b(?:at\s+the\s+(?:end|start|bottom|top|beginning)\s+of|in|into|inside|within|with|after)\s+"
+    r"(?:every|each|all|any|your|all\s+of\s+your|each\s+of\s+your)\s+(?:[\w-]+\s+)?(?:replies|reply|"
+    r"responses?|answers?|messages?|outputs?|completions?)\b[\s,:]*"
+)
 _EXFIL_SECRETS = (
     rf"\b{_SEND}\b{_GAP}(?<![a-z0-9]){_SECRETS}{_GAP60}(?:{_EXTERNAL}|{_REPLIES})"
     rf"|\b{_SHOW}\b{_GAP}(?<![a-z0-9]){_SECRETS}{_GAP60}{_REPLIES}"
@@ -422,6 +428,7 @@ _EXFIL_SECRETS = (
     rf"|(?<![a-z0-9]){_SECRETS}{_GAP60}\b{_alt(_SEND_WORDS + '|write|save|log|paste')}\s+(?:it|them|this|"
     rf"that|these)\b{_GAP}{_EXTERNAL}"
 )
+_EXFIL_IN_REPLIES = rf"{_REPLIES_FIRST}(?:always\s+)?{_SHOW}\b{_GAP}(?<![a-z0-9]){_SECRETS}"
 _EXFIL_CONVERSATION = (
     rf"\b{_SEND}\b{_GAP}\b{_CONVERSATION}\b{_GAP60}{_EXTERNAL}"
     rf"|\b{_SHOW}\b{_GAP}\b{_CONVERSATION}\b{_GAP60}\b(?:in|into|to|as)\s+(?:the\s+|a\s+|an\s+)?"
@@ -600,7 +607,8 @@ _C2_TASKING = (
     r"(?:what|whatever))"
     r"|\b(?:c2|command[\s-]+(?:and|&)[\s-]+control)\s+(?:server|channel|endpoint|instructions|node)\b"
     r"|\b(?:copy|replicate|spread|propagate|inject|insert|add|write|append|plant|paste)\s+(?:this|"
-    r"these|the\s+following)\s+(?:instructions?|prompt|entry|memory|payload|message|text|note)s?\b"
+    r"these|the\s+following)\s+(?:(?:exact|same|whole|entire|full|very|complete)\s+){0,2}(?:instructions?"
+    r"|prompt|entry|memory|payload|message|note)s?\b"
     r"[^.\n]{0,60}?\b(?:into|to|in)\s+(?:every|each|all|other|any|new)\s+(?:\w+\s+)?(?:memory|"
     r"memories|agents?|agents\.md|memory\.md|files?|repos?|repositories|sessions?|context|prompts?)\b"
 )
@@ -613,7 +621,7 @@ _PW_REGISTER = (
 _PW_TASKING = (
     r"\b(?:poll|fetch|get|retrieve|download|pull|check|read|receive|await|wait\s+for|ask)\b[^.\n]{0,30}?"
     r"\b(?:tasks?|tasking|instructions|commands|orders|directives|jobs|missions?|payloads?)\b"
-    r"[^.\n]{0,30}?\b(?:from|at|on|via)\b[^.\n]{0,20}?(?:https?://|\S+\.\S+/|the\s+(?:server|c2|"
+    r"[^.\n]{0,30}?\b(?:from|at|on|via)\b[^.\n]{0,20}?(?:https?://|\S+\.\S+/|(?<!\S)/\w|the\s+(?:server|c2|"
     r"controller|operator|url|endpoint|handler))"
 )
 _PW_RENAME = (
@@ -621,14 +629,27 @@ _PW_RENAME = (
     r"(?:you\s+are|you're)\s+(?:now\s+)?(?:called|named|known\s+as)|identify\s+(?:yourself\s+)?as|"
     r"introduce\s+yourself\s+as|adopt\s+the\s+(?:name|identity|persona))\b"
 )
+# Leave nothing on disk: the payload's own files (not "keep the key in memory", which is advice).
 _PW_NO_DISK = (
-    r"\b(?:never|do\s+not|don't|avoid)\s+(?:write|writing|save|saving|store|storing|log|logging|"
-    r"persist|persisting|touch|touching|leave|leaving)\b[^.\n]{0,30}?(?:\bto\s+disk|\bon\s+disk|\bthe"
-    r"\s+file\s*system|\bfiles?\b|\blogs?\b|\btraces?\b|\bhistory\b|\bartifacts?\b)"
-    r"|\b(?:leave|leaving)\s+no\s+(?:trace|traces|evidence|footprint|logs?)\b|\b(?:memory|ram)[\s-]only"
-    r"\b|\bfileless\b|\bcover\s+(?:your\s+)?tracks\b"
-    r"|\b(?:delete|erase|wipe|clear|remove|shred)\s+(?:your|the|all|any)\s+(?:\w+\s+)?(?:logs?|history|"
-    r"traces|evidence|tracks)\b"
+    r"\b(?:never|do\s+not|don't|avoid)\s+(?:write|writing|save|saving|store|storing|persist|persisting|"
+    r"drop|dropping)\s+(?:anything|nothing|any\s+files?|files|it|them|payloads?|downloads?|binaries|"
+    r"the\s+(?:payload|binary|script|tool|implant)s?)?\s*(?:to|on)\s+(?:the\s+)?(?:disk|file\s*system)\b"
+    r"|\b(?:never|do\s+not|don't|avoid)\s+touch(?:ing)?\s+(?:the\s+)?disk\b"
+    r"|\b(?:payloads?|downloads?|downloaded\s+\w+|binaries|implants?|tools|scripts?|everything)\s+"
+    r"(?:\w+\s+){0,3}?in\s+(?:memory|ram)(?:\s+only)?\b"
+    r"|\b(?:run|work|operate|execute|live|stay)\s+(?:\w+\s+){0,2}?(?:from|in)\s+(?:memory|ram)\s+only\b"
+    r"|\bfileless\b"
+)
+# Cover the tracks: the model's own logs, or history cleared after running something.
+_PW_COVER = (
+    r"\b(?:leave|leaving)\s+no\s+(?:trace|traces|evidence|footprint|logs?)\b|\bcover\s+(?:your\s+)?tracks\b"
+    r"|\b(?:never|do\s+not|don't|avoid)\s+(?:leave|leaving|log|logging)\b[^.\n]{0,30}?\b(?:logs?|"
+    r"traces?|history|evidence)\b"
+    r"|\b(?:delete|erase|wipe|clear|remove|shred|purge)\s+your\s+(?:\w+\s+)?(?:logs?|history|traces|"
+    r"evidence|tracks)\b"
+    r"|\b(?:delete|erase|wipe|clear|remove|shred|purge)\s+(?:the|all|any)\s+(?:\w+\s+)?(?:logs?|history|"
+    r"traces|evidence|tracks)\b[^.\n]{0,20}?\b(?:after|once)\s+(?:running|executing|you\s+(?:run|"
+    r"execute)|each\s+command|every\s+command|the\s+payload|them|it)\b"
 )
 _PW_EACH_SESSION = (
     r"\b(?:at|on)\s+(?:the\s+)?(?:start\s+of\s+)?(?:every|each)\s+(?:session|conversation|chat|turn|"
@@ -639,6 +660,151 @@ _PW_SWARM = (
     r"(?:\s+#?\d+)?\s+(?:of|in"
     r"|for)\s+(?:the|a|our)\s+(?:\w+\s+)?(?:swarm|botnet|network|collective|hive|cluster\s+of\s+agents)"
 )
+
+# --- remote tasking: instructions fetched from a URL and carried out ------------------------------
+
+# The verb opens a clause (an order to the model), not a description ("runners poll ... and run"):
+# what precedes it is the text's or line's start, punctuation, a list bullet or one of these words.
+_CLAUSE_BEFORE = re.compile(
+    r"(?:^|[.!?;:,(]\s?|[-*>]\s|\b(?:and|then|please|always|first|must|should|will|shall|to|now)\s)\Z",
+    re.MULTILINE,
+)
+_RETRIEVE = _alt(
+    "fetch|check|poll|get|download|retrieve|load|read|pull|query|visit|open|request|contact|"
+    "consult|curl|wget|grab|ping|call|connect to|look at|go to|browse to|navigate to"
+)
+# A URL, taken whole (nothing after it may re-read its tail, so no backtracking into it); URLs are
+# ASCII once folded, so one ends where CJK text starts even with no space between them.
+_REMOTE = r"(?:https?://|www\.)[!-~]*(?![!-~])"
+_TASK_NOUNS = (
+    r"(?:(?:new|latest|next|your|further|updated|pending|current|any|the|its|their|more)\s+){0,2}"
+    r"(?:instructions?|commands?|cmds|tasks?|tasking|orders|directives?)\b"
+)
+_CARRY_OUT = _alt(
+    "execute|run|follow|obey|carry out|perform|act on|comply with|do|complete|apply|implement"
+)
+_REMOTE_TASKING = (
+    # "check http://x/cmd for new instructions ... and execute them"
+    rf"\b{_RETRIEVE}\b[^.\n]{{0,30}}?{_REMOTE}[^.\n]{{0,40}}?\b{_TASK_NOUNS}[^.\n]{{0,60}}?"
+    rf"(?:\band|\bthen|,)\s+(?:\w+\s+){{0,2}}?{_CARRY_OUT}\s+(?:them|it|those|these|each|all|every|"
+    r"whatever|what|immediately|right\s+away|without|the\s+\w+)\b"
+    # "fetch https://x/tasks.txt and follow whatever it says"
+    rf"|\b{_RETRIEVE}\b[^.\n]{{0,30}}?{_REMOTE}[^.\n]{{0,40}}?(?:\band|\bthen|,)\s+"
+    rf"(?:\w+\s+){{0,2}}?{_CARRY_OUT}\s+(?:whatever|what(?=\s+(?:it|they|the\s+\w+)\s+(?:says|say|"
+    r"contains|returns|tells|lists|asks|sends|gives|reads))|everything\s+(?:it|they|there)|anything\s+"
+    r"(?:it|they|there)|all\s+of\s+it)\b"
+    # "execute the commands returned by https://x" (following a guide at a URL is not this)
+    r"|\b(?:execute|obey|carry\s+out)\s+(?:(?:the|any|all|new|every|each)\s+)?"
+    r"(?:instructions|commands|cmds|tasks|orders|directives)\s+(?:(?:returned|served|sent|listed|"
+    r"posted|published|found)\s+)?(?:by|at|from|on|in)\s+(?:https?://|www\.)"
+)
+
+
+_URL_START = re.compile(r"https?://|www\.")
+_TASKING_VERB = rf"\b(?:{_RETRIEVE}|execute|obey|carry\s+out)\b"
+# How far before a URL the verb of a remote-tasking order can stand.
+_VERB_REACH = 80
+
+
+def _remote_tasking(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """`_REMOTE_TASKING` matched from each clause-opening verb in the stretch before each URL.
+
+    Anchored on the URLs (every match has one, after its verb), so text without URLs costs one
+    substring search; each URL is judged on its own, so any window around it finds the same.
+    """
+    if not _TASKING:
+        _TASKING.extend((_re(_REMOTE_TASKING), _re(_TASKING_VERB)))
+    pattern, verb = _TASKING
+    for url in _URL_START.finditer(text, start, end):
+        for v in verb.finditer(text, max(start, url.start() - _VERB_REACH), url.start()):
+            at = v.start()
+            if at > 0 and _CLAUSE_BEFORE.search(text, max(0, at - 8), at) is None:
+                continue
+            hit = pattern.match(text, at, end)
+            if hit is not None:
+                yield hit.span()
+                break
+
+
+_TASKING: list[re.Pattern[str]] = []
+
+
+# --- safety switched off by a claimed authority or policy -----------------------------------------
+
+# "... no longer apply" scoped to something else ("to files under tests/") is a note, not this.
+_APPLY_SCOPE = (
+    r"(?!\s+(?:to|for|in|on|inside|within)\s+(?!you\b|this\s+(?:workspace|session|conversation|chat|"
+    r"repo|repository|project)\b|here\b))"
+)
+_POLICY_OFF = (
+    r"\b(?:safety|content|ethical|ethics|moral|refusal|alignment|openai|anthropic|model's|"
+    r"assistant's|ai's)\s+(?:[\w-]+\s+)?(?:guidelines|rules|policies|policy|restrictions|filters|"
+    r"guardrails|safeguards|limits|limitations|protocols|principles)\s+(?:no\s+longer\s+apply|do\s+not"
+    r"\s+apply|don't\s+apply|does\s+not\s+apply|doesn't\s+apply|are\s+(?:not|no\s+longer)\s+(?:in\s+"
+    r"effect|active|enforced|applicable)|have\s+been\s+(?:waived|removed|lifted|suspended|disabled|"
+    r"revoked))\b"
+    + _APPLY_SCOPE
+    + r"|\byour\s+(?:[\w-]+\s+)?(?:guidelines|rules|policies|restrictions|"
+    r"filters|guardrails|instructions|limits|principles|programming)\s+(?:no\s+longer|do\s+not|don't)"
+    r"\s+apply\b"
+    + _APPLY_SCOPE
+    + r"|\bno\s+(?:safety\s+|content\s+|ethical\s+)?(?:restrictions|rules|"
+    r"guidelines|filters|guardrails|limits|policies)\s+apply\s+(?:here|to\s+you|in\s+this\s+(?:workspace"
+    r"|session|conversation|chat))\b"
+    r"|\bthere\s+(?:are|is)\s+no\s+(?:longer\s+any\s+)?(?:safety\s+|content\s+)?(?:restrictions|limits|"
+    r"rules|filters|guardrails|guidelines|boundaries|policies)\s+(?:for\s+you|on\s+(?:you|what\s+you|"
+    r"your\s+(?:answers|replies|responses|output))|in\s+(?:this|the)\s+(?:workspace|session|"
+    r"conversation|chat))\b"
+    r"|\bnothing\s+is\s+off[\s-]limits\b"
+)
+_NO_REFUSALS = (
+    r"\b(?:skip|drop|suspend|disable|turn\s+off|switch\s+off|stop|forgo|abandon|bypass|ignore|"
+    r"suppress|omit|waive|remove)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:your\s+|the\s+|those\s+|these\s+)?"
+    r"(?:usual\s+|normal\s+|standard\s+|typical\s+|default\s+|regular\s+|built-in\s+|ethical\s+|"
+    r"safety\s+)?(?:refusals?|disclaimers\s+and\s+refusals|warnings\s+and\s+refusals)\b"
+    r"|\bnever\s+refuse(?=\s*(?:[.!;,]|$|\band\b|\bor\b|\banything\b|\bwhatever\b))"
+    r"|\b(?:comply|cooperate)\s+with\s+(?:every|all|any)\s+(?:user\s+)?(?:requests?|instructions?|"
+    r"commands?|orders?|demands?|prompts?)\b(?![\w'])(?!\s+(?:of|from|to|in|under|for|that|by)\b)"
+    r"|\byou(?:\s+are|'re|\s+have\s+been|'ve\s+been)\s+(?:now\s+|hereby\s+|fully\s+)?(?:authorized|"
+    r"authorised|permitted|allowed|cleared|free)\s+to\s+(?:[\w-]+\s+){0,2}?(?:(?:bypass|ignore|disable|"
+    r"override|skip|break|disregard|drop|suspend|turn\s+off)\s+(?:[\w'-]+\s+){0,2}?(?:safety|guardrails"
+    r"|refusals?|ethics|content\s+(?:polic(?:y|ies)|filters?)|alignment|restrictions|guidelines|filters"
+    r"|rules|limits)|(?:do|say|write|produce|generate|output|answer)\s+(?:anything|everything|whatever"
+    r"|any\s+(?:request|question|content)))\b"
+)
+
+# --- forged chat turns: "Human:" / "Assistant:" lines in a note -----------------------------------
+
+_TURN = re.compile(
+    r"^[ \t>#*_\[(<-]*(human|user|assistant|ai|gpt|chatgpt|claude)[ \t*_\])>]*:[ \t*_]*(.*)$",
+    re.MULTILINE,
+)
+_HUMAN_SIDE = frozenset({"human", "user"})
+_ALONE_LABELS = frozenset({"human", "assistant"})
+
+
+def _forged_turns(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """Role turns appended to a note of several lines: a human turn and a model turn both
+    present (a forged dialogue), or `Human:` / `Assistant:` alone on its line (a turn left open
+    for the model).
+
+    A text that is a transcript from its first line on (the session archive stores each turn as
+    "user: ...\nassistant: ...") quotes a dialogue rather than continuing a note into one; a
+    `User: Alice, backend` label alone, or a `## System` heading, is a note.
+    """
+    if text.find("\n", start, end) < 0:
+        return
+    turns = list(_TURN.finditer(text, start, end))
+    if not turns:
+        return
+    first_line = len(text[start:end]) - len(text[start:end].lstrip())
+    if turns[0].start() <= start + first_line:
+        return
+    sides = {m.group(1) in _HUMAN_SIDE for m in turns}
+    for m in turns:
+        if len(sides) == 2 or (m.group(1) in _ALONE_LABELS and not m.group(2).strip()):
+            yield m.span()
+
 
 # --- other languages ------------------------------------------------------------------------------
 
@@ -735,6 +901,266 @@ _AR_HI = (
     r"تجاهل\s+(?:جميع|كل)?\s*(?:التعليمات|الأوامر|القواعد)\s+(?:السابقة|الأصلية)"
     r"|(?:पिछले|पहले\s+के|ऊपर\s+के)\s+(?:सभी\s+)?(?:निर्देशों|नियमों)\s+को\s+(?:अनदेखा|नज़रअंदाज़|नजरअंदाज)"
 )
+
+
+# --- promptware and exfiltration in other languages -----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Lexicon:
+    """One language's words for the promptware and exfiltration rules (`|`-separated phrases).
+
+    `spaced`: words are delimited by spaces (word boundaries apply); `verb_last`: the verb closes
+    the clause (Japanese, Korean); `negation`: words that make a match advice ("never send ...");
+    `source`: the prepositions of "commands FROM <url>", which tie commands to a URL; `retrieve`:
+    verbs that fetch a URL (before it, or right after it where the verb closes the clause);
+    `reply_nouns`: a substring of every phrase of `replies` (the gate of the include rule in a
+    spaced language).
+    """
+
+    commands: str
+    execute: str
+    retrieve: str
+    reply_nouns: str
+    send: str
+    include: str
+    secrets: str
+    replies: str
+    negation: str
+    source: str = ""
+    spaced: bool = True
+    verb_last: bool = False
+
+
+LEXICONS: dict[str, _Lexicon] = {
+    "de": _Lexicon(
+        reply_nouns="antwort",
+        retrieve="rufe|lade|hole|prüfe|besuche|öffne|frage|kontaktiere|verbinde|abrufen|laden",
+        commands="befehle|befehl|kommandos|anweisungen|instruktionen|aufgaben",
+        execute="führe|führt|ausführen|auszuführen|befolge|befolgen|gehorche",
+        send="sende|sendet|schicke|schick|schickt|übermittle|übermittelt|poste|maile|leite|"
+        "exfiltriere|teile",
+        include="füge|füg|hänge|schreibe|schreib|gib|zeige|nenne|packe|setze",
+        secrets="passwörter|passwort|kennwörter|kennwort|zugangsdaten|anmeldedaten|api-schlüssel|"
+        "privaten schlüssel|private schlüssel|geheimen schlüssel|ssh-schlüssel|geheimnisse|"
+        "umgebungsvariablen",
+        replies="in jeder antwort|in jede antwort|in allen antworten|in deinen antworten|"
+        "am ende jeder antwort|an jede antwort|unter jede antwort",
+        negation="nie|niemals|nicht|kein|keine|keinesfalls|verboten",
+        source="von|aus|unter",
+    ),
+    "fr": _Lexicon(
+        reply_nouns="réponse",
+        retrieve="récupère|récupérez|télécharge|téléchargez|consulte|consultez|charge|chargez|visite|visitez|interroge|interrogez|contacte|contactez|connecte|ouvre|lis",
+        commands="commandes|commande|consignes|ordres|tâches",
+        execute="exécute|exécutez|exécuter|suis|suivez|applique|appliquez|obéis|obéissez",
+        send="envoie|envoyez|transmets|transmettez|transfère|transférez|publie|publiez|poste|postez|"
+        "partage|partagez|exfiltre|téléverse|téléversez|copie|copiez",
+        include="inclus|incluez|ajoute|ajoutez|mets|mettez|affiche|affichez|écris|écrivez|insère|"
+        "insérez|joins|colle|collez",
+        secrets="mots de passe|mot de passe|jetons|jeton|identifiants|secrets|secret|"
+        "variables d'environnement|clés api|clé api|clés d'api|clé d'api|clé privée|clés privées|"
+        "clés ssh|clé ssh|clés secrètes",
+        replies="dans chaque réponse|dans toutes tes réponses|dans toutes vos réponses|"
+        "dans tes réponses|dans vos réponses|à la fin de chaque réponse|à chaque réponse",
+        negation="jamais|ne|n'|pas|aucun|aucune|interdit",
+        source="de|depuis|du|des",
+    ),
+    "es": _Lexicon(
+        reply_nouns="respuesta",
+        retrieve="descarga|descargue|consulta|consulte|obtén|obtenga|carga|cargue|visita|visite|revisa|revise|conecta|abre|lee|pide",
+        commands="comandos|comando|instrucciones|órdenes|tareas",
+        execute="ejecuta|ejecute|ejecutar|ejecútalos|ejecútalas|sigue|siga|obedece|obedezca|cumple",
+        send="envía|envíe|envíalos|envíalas|manda|mande|sube|suba|reenvía|reenvíe|publica|comparte|"
+        "transmite|exfiltra|copia",
+        include="incluye|incluya|añade|añada|agrega|agregue|pon|ponga|muestra|muestre|escribe|"
+        "escriba|adjunta|inserta|pega",
+        secrets="contraseñas|contraseña|credenciales|secretos|secreto|variables de entorno|"
+        "claves api|clave api|claves de api|clave de api|clave privada|claves privadas|claves ssh|"
+        "clave secreta|llaves privadas",
+        replies="en cada respuesta|en todas tus respuestas|en todas las respuestas|en tus respuestas|"
+        "al final de cada respuesta",
+        negation="nunca|no|jamás|prohibido",
+        source="de|desde|del",
+    ),
+    "pt": _Lexicon(
+        reply_nouns="resposta",
+        retrieve="baixe|baixa|consulte|consulta|obtenha|carregue|visite|verifique|conecte|abra|leia|acesse",
+        commands="comandos|comando|instruções|ordens|tarefas",
+        execute="execute|executa|executar|siga|segue|obedeça|obedece|cumpra",
+        send="envie|envia|mande|manda|carregue|encaminhe|encaminha|publique|compartilhe|"
+        "transmita|poste|copie|exfiltre",
+        include="inclua|inclui|adicione|adiciona|coloque|coloca|mostre|mostra|escreva|escreve|"
+        "anexe|insira|cole",
+        secrets="senhas|senha|credenciais|segredos|segredo|variáveis de ambiente|chaves api|"
+        "chave api|chaves de api|chave de api|chave privada|chaves privadas|chaves ssh|chave secreta",
+        replies="em cada resposta|em todas as respostas|em todas as suas respostas|nas suas respostas|"
+        "nas respostas|no final de cada resposta",
+        negation="nunca|não|jamais|proibido",
+        source="de|do|da|desde",
+    ),
+    "it": _Lexicon(
+        reply_nouns="rispost",
+        retrieve="scarica|consulta|recupera|carica|visita|controlla|connettiti|contatta|apri|leggi|interroga",
+        commands="comandi|comando|istruzioni|ordini|compiti",
+        execute="esegui|eseguire|esegua|eseguili|segui|seguire|obbedisci|obbedisca",
+        send="invia|invii|inviali|manda|mandali|carica|inoltra|pubblica|condividi|trasmetti|copia|"
+        "esfiltra",
+        include="includi|includa|aggiungi|aggiunga|metti|mostra|scrivi|inserisci|allega|incolla",
+        secrets="password|credenziali|segreti|segreto|variabili d'ambiente|variabili di ambiente|"
+        "chiavi api|chiave api|chiavi private|chiave privata|chiavi ssh|chiave segreta",
+        replies="in ogni risposta|in tutte le risposte|in tutte le tue risposte|nelle tue risposte|"
+        "alla fine di ogni risposta",
+        negation="mai|non|vietato",
+        source="da|di|dal|dalla",
+    ),
+    "ru": _Lexicon(
+        reply_nouns="ответ",
+        retrieve="загрузи|загружай|скачай|скачивай|получи|получай|проверяй|проверь|зайди|заходи|открой|открывай|подключись|подключайся|обращайся|запрашивай|читай|прочитай",
+        commands="команды|команду|команд|инструкции|инструкций|указания|задания|задачи|приказы",
+        execute="выполни|выполняй|выполнить|выполняйте|исполни|исполняй|следуй|запусти|запускай",
+        send="отправь|отправляй|отправьте|отправляйте|пришли|присылай|перешли|пересылай|загрузи|"
+        "загружай|выгрузи|вышли|передай|передавай|слей|сливай|скопируй|копируй",
+        include="включай|включи|включайте|добавляй|добавь|пиши|напиши|указывай|укажи|выводи|"
+        "выведи|вставляй|вставь|прикладывай",
+        secrets="пароли|паролей|пароль|токены|токенов|токен|секреты|секретов|учётные данные|"
+        "учетные данные|переменные окружения|api-ключи|api-ключ|ключи api|ключ api|приватные ключи|"
+        "приватный ключ|секретный ключ|ssh-ключи|ssh-ключ",
+        replies="в каждый ответ|в каждом ответе|во все ответы|во всех ответах|в свои ответы|"
+        "в своих ответах|в конце каждого ответа",
+        negation="не|никогда|нельзя|запрещено",
+        source="с|со|из|от",
+    ),
+    "zh": _Lexicon(
+        reply_nouns="回复|回答",
+        retrieve="获取|下载|拉取|读取|接收|得到|访问|连接|请求|轮询",
+        commands="指令|命令|任务|指示",
+        execute="执行|运行|遵循|照做|服从|遵照",
+        send="发送|发到|上传|提交|转发|贴到|传到|发给|推送",
+        include="包含|附上|加上|写上|输出|附带|显示|放入|带上|附加",
+        secrets="密码|密钥|令牌|凭据|凭证|环境变量|秘钥",
+        replies="每个回复|每次回复|每条回复|所有回复|每个回答|每次回答|你的回复|你的回答",
+        negation="不要|不能|别|勿|禁止|不得|切勿|不可|严禁",
+        spaced=False,
+    ),
+    "ja": _Lexicon(
+        reply_nouns="返信|回答|応答",
+        retrieve="接続|アクセス|取得|ダウンロード|読み込|問い合わせ|ポーリング|受け取|受信",
+        commands="コマンド|指示|命令|指令|タスク",
+        execute="実行|従",
+        send="送信|送って|送る|送れ|送り|アップロード|転送|投稿",
+        include="含め|記載|追加|付け|書い|書き|入れ|表示|添付|貼り付け",
+        secrets="パスワード|トークン|apiキー|秘密鍵|認証情報|資格情報|環境変数|クレデンシャル|"
+        "シークレット|アクセスキー",
+        replies="すべての返信|全ての返信|毎回の返信|各返信|すべての回答|全ての回答|毎回の回答|"
+        "各回答|すべての応答|毎回の応答",
+        negation="ない|禁止|ません|ダメ|いけない|するな",
+        spaced=False,
+        verb_last=True,
+    ),
+    "ko": _Lexicon(
+        reply_nouns="응답|답변|답장",
+        retrieve="받은|받아|가져온|가져와|접속|연결|다운로드|요청",
+        commands="명령|지시|작업|명령어",
+        execute="실행|따르|따라",
+        send="보내|전송|업로드|전달|올려",
+        include="포함|추가|넣어|붙여|표시|적어|첨부",
+        secrets="비밀번호|암호|토큰|api 키|비밀 키|개인 키|자격 증명|환경 변수|시크릿",
+        replies="모든 응답|모든 답변|모든 답장|매 응답|매 답변|각 응답|각 답변",
+        negation="마세요|마십시오|말 것|말고|않|금지",
+        spaced=False,
+        verb_last=True,
+    ),
+}
+
+# Carriers every language shares: a URL, an address, an IP; secret files and variable names.
+_OUT = (
+    r"(?:(?:https?://|www\.|ftp://)[!-~]+(?![!-~])|\b\d{1,3}(?:\.\d{1,3}){3}\b"
+    r"|(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+    r"|\b[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|xyz|ru|cn|top|me|dev|app|site|info|biz|co|sh|ly|"
+    r"example|tk|pw|cc|su|onion)\b|webhook)"
+)
+_ANY_SECRET = (
+    r"~/\.ssh\S*|~/\.aws\S*|\.aws/credentials|(?<![\w.])\.env\b|\.netrc|id_rsa|id_ed25519|"
+    r"api[\s_-]?keys?|(?<![a-z0-9])[a-z0-9]+(?:_[a-z0-9]+)*_(?:key|token|secret|password|passwd|pat)s?\b|"
+    r"tokens?|secrets?|credentials|cookies"
+)
+# One clause of a language (CJK clauses end on their own punctuation).
+_CLAUSE = r"[^\n;!?。！？；]{0,50}?"
+
+
+def _lang_rules(lex: _Lexicon) -> tuple[str, str, str]:
+    """The remote-tasking, exfiltration and include-in-replies patterns of one language."""
+
+    def words(phrases: str) -> str:
+        inner = _alt(phrases)
+        return rf"\b{inner}\b" if lex.spaced else inner
+
+    commands, execute = words(lex.commands), words(lex.execute)
+    send, include, replies = words(lex.send), words(lex.include), words(lex.replies)
+    secret = rf"(?:{words(lex.secrets)}|{_ANY_SECRET})"
+    near = r"[^\n;.!?。！？；]{0,20}?"
+    orders = rf"(?:{execute}{near}{commands}|{commands}{near}{execute})"
+    retrieve = words(lex.retrieve)
+    if lex.spaced:
+        # "fetch <url> ... execute the commands", "execute the commands from <url>",
+        # "commands from <url> ... execute"
+        source = words(lex.source)
+        tasking = (
+            rf"{retrieve}{_CLAUSE}{_REMOTE}{_CLAUSE}{orders}"
+            rf"|{orders}\s+(?:[\w-]+\s+){{0,2}}?{source}\s+{_REMOTE}"
+            rf"|{commands}\s+{source}\s+{_REMOTE}{_CLAUSE}{execute}"
+        )
+    else:
+        # "<url> に接続して ... コマンドを実行", "执行从 <url> 获取的命令"
+        fetched = rf"{_REMOTE}{near}{retrieve}"
+        tasking = rf"{fetched}{_CLAUSE}{orders}|{execute}{_CLAUSE}{fetched}{_CLAUSE}{commands}"
+    if lex.verb_last:
+        exfil = rf"{secret}{_CLAUSE}{_OUT}{_CLAUSE}{send}|{_OUT}{_CLAUSE}{secret}{_CLAUSE}{send}"
+        shown = rf"{replies}{_CLAUSE}{secret}{_CLAUSE}{include}|{secret}{_CLAUSE}{replies}{_CLAUSE}{include}"
+    else:
+        exfil = rf"{send}{_CLAUSE}{secret}{_CLAUSE}{_OUT}"
+        shown = (
+            rf"{include}{_CLAUSE}{secret}{_CLAUSE}{replies}|{replies}{_CLAUSE}{include}{_CLAUSE}{secret}"
+            rf"|{include}{_CLAUSE}{replies}{_CLAUSE}{secret}"
+        )
+    return tasking, exfil, shown
+
+
+def _unless_negated(source: str, negation: str, *, spaced: bool) -> Finder:
+    """A finder whose matches are dropped when a negation stands just before or inside them (or
+    just after, where the verb closes the clause): "sende niemals Passwörter an ..." is advice."""
+    find = _finder(source)
+    words = _alt(negation)
+    denial: list[re.Pattern[str]] = []
+
+    def negated_find(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+        if not denial:
+            denial.append(_re(rf"(?<!\w){words}(?!\w)" if spaced else words))
+        for s, e in find(text, start, end):
+            if denial[0].search(text, max(0, s - 25), min(len(text), e + 12)) is None:
+                yield s, e
+
+    return negated_find
+
+
+def _lang_rule_set() -> tuple[Rule, ...]:
+    tasking = "takes orders from a remote server (command and control)"
+    exfil = "tells the model to send secrets somewhere"
+    rules: list[Rule] = []
+    for lex in LEXICONS.values():
+        pattern_tasking, pattern_exfil, pattern_shown = _lang_rules(lex)
+        for kind, message, source, triggers in (
+            ("injection", tasking, pattern_tasking, lex.commands),
+            ("exfiltration", exfil, pattern_exfil, lex.send),
+            # Gated on the rarer word: spaced languages' short verbs occur inside English words
+            # ("pon" in "response"), CJK replies ("回答") in everyday preferences.
+            ("exfiltration", exfil, pattern_shown, lex.reply_nouns if lex.spaced else lex.include),
+        ):
+            find = _unless_negated(source, lex.negation, spaced=lex.spaced)
+            folded = tuple(fold(t) for t in _t(triggers))
+            rules.append(Rule(kind, message, find, folded, reach=300))
+    return tuple(rules)
 
 
 _RULE_NOUN_TRIGGERS = _t(
@@ -868,6 +1294,13 @@ def _rules() -> tuple[Rule, ...]:
         ),
         _rule(
             "exfiltration",
+            exfil,
+            _EXFIL_IN_REPLIES,
+            _t("repl|respons|answer|message|output|completion"),
+            negatable=True,
+        ),
+        _rule(
+            "exfiltration",
             exfil_chat,
             _EXFIL_CONVERSATION,
             _t("conversation|chat|transcript|dialog|message|prompt|user|memor|context"),
@@ -929,6 +1362,29 @@ def _rules() -> tuple[Rule, ...]:
             ),
             reach=500,
         ),
+        Rule(
+            "injection",
+            "takes orders from a remote server (command and control)",
+            _remote_tasking,
+            ("http", "www."),
+            reach=500,
+        ),
+        _rule(
+            "injection",
+            safety,
+            _POLICY_OFF + "|" + _NO_REFUSALS,
+            _t(
+                "apply|there|off-limits|off limits|refus|comply|cooperate|authori|permitted|allowed|"
+                "cleared|free to"
+            ),
+        ),
+        Rule(
+            "injection",
+            "forges a chat turn (a Human: or Assistant: line)",
+            _forged_turns,
+            ("human", "assistant", "ai", "gpt", "claude"),
+            reach=0,
+        ),
         _rule(
             "injection",
             override,
@@ -984,7 +1440,7 @@ def _rules() -> tuple[Rule, ...]:
     )
 
 
-RULES: tuple[Rule, ...] = _rules()
+RULES: tuple[Rule, ...] = _rules() + _lang_rule_set()
 
 # Weak signals of a promptware payload; two different ones in one text make it an attack.
 PROMPTWARE: tuple[Rule, ...] = tuple(
@@ -1036,25 +1492,10 @@ PROMPTWARE: tuple[Rule, ...] = tuple(
                 "adopt the",
             ),
         ),
+        (_PW_NO_DISK, ("disk", "memory", "ram", "fileless")),
         (
-            _PW_NO_DISK,
-            (
-                "never",
-                "do not",
-                "don't",
-                "avoid",
-                "leave",
-                "leaving",
-                "only",
-                "fileless",
-                "tracks",
-                "delete",
-                "erase",
-                "wipe",
-                "clear",
-                "remove",
-                "shred",
-            ),
+            _PW_COVER,
+            _t("leave|leaving|tracks|log|history|delete|erase|wipe|clear|remove|shred|purge"),
         ),
         (_PW_EACH_SESSION, ("every", "each")),
         (_PW_SWARM, ("swarm", "botnet", "network", "collective", "hive", "cluster")),
