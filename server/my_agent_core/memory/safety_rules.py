@@ -1012,13 +1012,14 @@ _UNCHECKED = (
 
 _AUTHORITY_TAG = (
     # <system_prompt_update priority="highest">, <admin_override level="root">, </operator_instructions>
-    r"</?\s*(?:[a-z]+[-_:])*(?:system[-_]?prompt|(?:system|admin|administrator|operator|developer|root|"
+    r"</?\s*(?:[a-z]+[-_:]){0,4}(?:system[-_]?prompt|(?:system|admin|administrator|operator|developer|root|"
     r"supervisor|policy|safety|security|priority)[-_](?:update|override|message|instructions?|directives?"
     r"|notes?|notice|rules?|commands?|policy|prompt|orders?|config)|(?:instructions?|prompt|policy|"
-    r"rules?)[-_](?:update|override|injection|patch))(?:[-_:][a-z]+)*(?:\s[^<>\n]{0,200})?(?<!/)>"
-    # a closing tag of the memory block alone on its line: "</memory>", "</notes>"
-    r"|^[ \t]*</\s*(?:memory|memories|memory[-_]file|user[-_]memory|notes|user[-_]notes|context|"
-    r"project[-_]context)\s*>[ \t]*$"
+    r"rules?)[-_](?:update|override|injection|patch))(?:[-_:][a-z]+){0,4}(?:\s[^<>\n]{0,200})?(?<!/)>"
+    # a closing tag of the memory block alone on its line: "</memory>", "</notes>" (the renderer's
+    # own block names, such as </PROJECT_CONTEXT>, it neutralises itself)
+    r"|^[ \t]*</\s*(?:memory|memories|memory[-_]file|user[-_]memory|notes|user[-_]notes|context)\s*>"
+    r"[ \t]*$"
 )
 _AUTHORITY_MARK = (
     r"(?:authenticated|signed(?!\s+off)|authori[sz]ed|verified|from\s+(?:the\s+)?(?:operator|admin|"
