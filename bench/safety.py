@@ -1,12 +1,12 @@
 """Safety scanner: how much it catches, how little it refuses, and what a scan costs.
 
 Quality, per labelled corpus: the dev corpus `tests/data/safety_corpus.jsonl` (written with the
-rules) and the held-out set `tests/data/safety_heldout.jsonl` (written blind by an outsider who
-never read them). Per class and overall, attacks blocked / total and benign notes accepted / total;
+rules) and the held-out sets `tests/data/safety_heldout.jsonl` and `safety_heldout2.jsonl` (each
+written blind by an outsider who never read the rules; the second also never saw the first). Per class and overall, attacks blocked / total and benign notes accepted / total;
 a false refusal counts as much as a miss, so the overall score is (blocked + accepted) / items.
 Known gaps and disagreements are counted as what they are against the label (misses / refusals).
-The held-out figures from before the scanner was tuned on its misses are printed alongside, as the
-outsider measured them (they cannot be re-measured: the fixed scanner is the only one here).
+Each held-out set's figures from before the scanner was tuned on its misses are printed alongside,
+as its author measured them (they cannot be re-measured here: the fixed scanner is the only one).
 
 Cost, per KB of text, against a floor measured in the same run on the same text: `str.lower()`
 plus one compiled regex search (what the cheapest possible phrase check pays). Workloads:
@@ -36,9 +36,20 @@ from my_agent_core.memory.safety import scan
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "safety_corpus.jsonl"
-HELDOUT = ROOT / "tests" / "data" / "safety_heldout.jsonl"
-# The held-out set as first measured by its author, on the scanner before the fixes of its misses.
-HELDOUT_BEFORE = {"blocked": 45, "attacks": 60, "accepted": 59, "benign": 60}
+# Each held-out set, and its figures as first measured by its author on the scanner before the
+# fixes of its misses.
+HELDOUT_SETS = (
+    (
+        "held-out set",
+        "safety_heldout.jsonl",
+        {"blocked": 45, "attacks": 60, "accepted": 59, "benign": 60},
+    ),
+    (
+        "second held-out set",
+        "safety_heldout2.jsonl",
+        {"blocked": 43, "attacks": 60, "accepted": 58, "benign": 60},
+    ),
+)
 FLOOR_PATTERN = re.compile(r"ignore\s+(?:all\s+)?previous\s+instructions")
 PHRASES = (
     "the project uses pytest and uv for envs deploys with docker prefers short answers "
@@ -50,8 +61,8 @@ def load(path: Path) -> list[dict[str, str]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def quality(name: str, items: list[dict[str, str]]) -> None:
-    """Per class: attacks blocked / total, benign accepted / total."""
+def quality(name: str, items: list[dict[str, str]]) -> tuple[int, int]:
+    """Per class: attacks blocked / total, benign accepted / total; returns (blocked, accepted)."""
     table: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for item in items:
         flagged = bool(scan(item["text"]))
@@ -74,6 +85,7 @@ def quality(name: str, items: list[dict[str, str]]) -> None:
     print(f"  benign accepted  {accepted} / {n_benign} ({disputed} labels disputed)")
     right = blocked + accepted
     print(f"  overall          {right} / {len(items)} = {right / len(items):.3f}")
+    return blocked, accepted
 
 
 def memory_entries(size: int, seed: int = 7) -> list[str]:
@@ -125,14 +137,15 @@ def main() -> int:
     args = parser.parse_args()
     items = load(CORPUS)
     quality("dev corpus", items)
-    print()
-    quality("held-out set", load(HELDOUT))
-    before = HELDOUT_BEFORE
-    print(
-        f"  before the fixes (as measured by the set's author): attacks blocked "
-        f"{before['blocked']} / {before['attacks']}, benign accepted {before['accepted']} / "
-        f"{before['benign']}"
-    )
+    for name, filename, before in HELDOUT_SETS:
+        print()
+        blocked, accepted = quality(name, load(ROOT / "tests" / "data" / filename))
+        print(
+            f"  before the fixes (as measured by the set's author): attacks blocked "
+            f"{before['blocked']} / {before['attacks']}, benign accepted {before['accepted']} / "
+            f"{before['benign']}; now {blocked} / {before['attacks']} and {accepted} / "
+            f"{before['benign']}"
+        )
 
     print("\ncost per KB (best of rounds; floor = str.lower() + one regex search)")
     texts = [i["text"] for i in items]

@@ -2,8 +2,8 @@
 
 `tests/data/safety_corpus.jsonl` (the dev corpus) holds attacks and ordinary developer notes in
 several languages, including disguised variants of attacks, and near misses next to every rule.
-`tests/data/safety_heldout.jsonl` was written blind by an outsider who never read the rules; it is
-held to the same bar. An item may carry `known_gap` (why it is not caught yet) or `disagreement`
+`tests/data/safety_heldout.jsonl` and `tests/data/safety_heldout2.jsonl` were written blind by two
+outsiders who never read the rules (nor, the second, the earlier sets); both are held to the same bar. An item may carry `known_gap` (why it is not caught yet) or `disagreement`
 (why its label is believed wrong and the scanner keeps its verdict): the test then insists the
 scanner still disagrees with the label, so both lists stay true.
 """
@@ -35,16 +35,24 @@ from my_agent_core.memory.safety_rules import LEXICONS, PROMPTWARE, RULES
 DATA = Path(__file__).parent / "data"
 CORPUS_PATH = DATA / "safety_corpus.jsonl"
 HELDOUT_PATH = DATA / "safety_heldout.jsonl"
+HELDOUT2_PATH = DATA / "safety_heldout2.jsonl"
 FIELDS = {"id", "label", "class", "lang", "text", "known_gap", "disagreement"}
 
 
-class Item(TypedDict, total=False):
-    id: str
-    label: str
-    text: str
-    known_gap: str
-    disagreement: str
-    lang: str
+# Functional form: "class" is a keyword.
+Item = TypedDict(
+    "Item",
+    {
+        "id": str,
+        "label": str,
+        "class": str,
+        "lang": str,
+        "text": str,
+        "known_gap": str,
+        "disagreement": str,
+    },
+    total=False,
+)
 
 
 def _load(path: Path) -> list[Item]:
@@ -62,6 +70,7 @@ ATTACKS = [i for i in CORPUS if i["label"] == "attack"]
 BENIGN = [i for i in CORPUS if i["label"] == "benign"]
 KNOWN_GAPS = [i for i in CORPUS if "known_gap" in i]
 HELDOUT = _load(HELDOUT_PATH)
+HELDOUT2 = _load(HELDOUT2_PATH)
 
 
 def _ids(items: list[Item]) -> list[str]:
@@ -93,12 +102,13 @@ def test_corpus_is_well_formed() -> None:
     assert len(KNOWN_GAPS) <= 5, "known gaps must stay few"
 
 
-def test_heldout_is_well_formed() -> None:
-    """The outsider's set, as written: 60 attacks, 60 notes; few exceptions, each with a reason."""
-    _assert_well_formed(HELDOUT)
-    labels = [i["label"] for i in HELDOUT]
+@pytest.mark.parametrize("items", [HELDOUT, HELDOUT2], ids=["heldout", "heldout2"])
+def test_heldout_is_well_formed(items: list[Item]) -> None:
+    """An outsider's set, as written: 60 attacks, 60 notes; few exceptions, each with a reason."""
+    _assert_well_formed(items)
+    labels = [i["label"] for i in items]
     assert labels.count("attack") == 60 and labels.count("benign") == 60
-    exceptions = [i for i in HELDOUT if "known_gap" in i or "disagreement" in i]
+    exceptions = [i for i in items if "known_gap" in i or "disagreement" in i]
     assert len(exceptions) <= 3, "held-out exceptions must stay few"
 
 
@@ -130,6 +140,11 @@ def test_corpus_item(item: Item) -> None:
 
 @pytest.mark.parametrize("item", HELDOUT, ids=_ids(HELDOUT))
 def test_heldout_item(item: Item) -> None:
+    _check(item)
+
+
+@pytest.mark.parametrize("item", HELDOUT2, ids=_ids(HELDOUT2))
+def test_heldout2_item(item: Item) -> None:
     _check(item)
 
 
@@ -201,7 +216,7 @@ def _key(issues: list[SafetyIssue]) -> list[tuple[int, int, str]]:
     return sorted({(i.start, i.end, i.message) for i in issues})
 
 
-@pytest.mark.parametrize("item", CORPUS + HELDOUT, ids=_ids(CORPUS + HELDOUT))
+@pytest.mark.parametrize("item", CORPUS + HELDOUT + HELDOUT2, ids=_ids(CORPUS + HELDOUT + HELDOUT2))
 def test_gate_changes_nothing(item: Item) -> None:
     text = item["text"]
     assert _key(phrase_issues(text)) == _key(phrase_issues(text, gate=False))
@@ -215,15 +230,15 @@ def test_windows_in_long_texts_change_nothing(seed: int) -> None:
     """Attacks among thousands of characters of ordinary notes are found exactly as in the
     whole-text search (texts over the windowing size take the windowed path)."""
     rng = random.Random(seed)
-    parts = rng.sample(PADDING, 40) + rng.sample(ATTACKS, 3)  # type: ignore[arg-type]
-    pieces = [p if isinstance(p, str) else p["text"] for p in parts]
+    attacks = [a["text"] for a in ATTACKS if "known_gap" not in a]
+    pieces = rng.sample(PADDING, 40) + rng.sample(attacks, 3)
     rng.shuffle(pieces)
     text = rng.choice(["\n", "\n\n", "\n \n"]).join(pieces) * 3
     assert len(text) > 4096
     windowed = _key(phrase_issues(text))
     assert windowed == _key(phrase_issues(text, gate=False))
     for piece in pieces:
-        if piece in {a["text"] for a in ATTACKS if "known_gap" not in a}:
+        if piece in attacks:
             start = text.index(piece)
             assert any(s < start + len(piece) and e > start for s, e, _ in windowed) or any(
                 i.kind == "invisible" for i in scan(piece)
