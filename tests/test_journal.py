@@ -525,3 +525,15 @@ def test_newest_reads_the_last_record_from_the_end_of_a_long_history(tmp_path: P
     journal.append(huge)  # bigger than the window: found by reading the whole bound
     assert journal.newest() == huge
     assert Journal(tmp_path / "missing.jsonl").newest() is None
+
+
+def test_newest_skips_a_torn_last_line_and_ignores_a_linked_journal(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "history.jsonl")
+    first = journal.new_record("add", "memory", "user", [Change(0, None, "kept")])
+    journal.append(first)
+    with open(journal.path, "ab") as handle:
+        handle.write(b'{"id": "torn", "time": 1')  # a crash mid-append
+    assert journal.newest() == first
+    link = tmp_path / "linked.jsonl"
+    link.symlink_to(journal.path)
+    assert Journal(link).newest() is None

@@ -50,7 +50,7 @@ _TRIM_AT_BYTES = 512 * 1024  # trim when the file grows past this...
 _KEEP_BYTES = 256 * 1024  # ...down to the newest MAX_RECORDS records within this size
 _READ_BYTES = 4 * 1024 * 1024  # what a reader takes from the end of a journal grown by other hands
 _ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
-_NEWEST_WINDOW = 64 * 1024  # bytes read to find the newest record (records are small)
+_NEWEST_WINDOW = 8 * 1024  # bytes first read to find the newest record (most are far smaller)
 
 #: Actions that changed a memory file. `skip` (an undo passed over a change it could not revert) and
 #: `gap` (a change saved without its record, or a damaged line dropped by a trim) change no file.
@@ -432,21 +432,32 @@ class Journal:
         return self.history().records
 
     def newest(self) -> JournalRecord | None:
-        """The newest readable record, from a small read of the file's end: the editor asks for it on
-        every change it announces, and parsing the whole history each time cost milliseconds."""
+        """The newest readable record, parsed from the file's end backwards: the editor asks for it
+        on every change it announces, and parsing the whole history each time cost milliseconds."""
+        if self.path.is_symlink():
+            return None
         window = min(_NEWEST_WINDOW, self.max_read_bytes)
-        tail = Journal(self.path, max_read_bytes=window)
-        records = tail.history().records
-        if records or window >= self.max_read_bytes or not self._longer_than(window):
-            return records[-1] if records else None
-        records = self.read()  # the last record is bigger than the window: read the whole bound
-        return records[-1] if records else None
-
-    def _longer_than(self, size: int) -> bool:
-        try:
-            return os.stat(self.path).st_size > size
-        except OSError:
-            return False
+        while True:
+            try:
+                found = read_tail(self.path, max_bytes=window, name=self.path.name)
+            except PathRefused:
+                return None
+            if found is None:
+                return None
+            data, cut = found
+            lines = data.split(b"\n")
+            if cut:
+                lines = lines[1:]  # the first line starts before what was read
+            for line in reversed(lines):
+                if not line.strip():
+                    continue
+                try:
+                    return JournalRecord.from_json(json.loads(line.decode("utf-8")))
+                except (ValueError, RecursionError):
+                    continue  # a torn or garbled line: the one before it may be whole
+            if not cut or window >= self.max_read_bytes:
+                return None
+            window = min(window * 8, self.max_read_bytes)  # the last record is bigger than this
 
     def problem(self) -> str | None:
         """Why records cannot be appended now, from a cheap look at the file (no read); None when
