@@ -411,18 +411,12 @@ class Journal:
             return History(problem=str(exc))
         if found is None:
             return History()
-        data, cut = found
-        lines = data.split(b"\n")
-        if cut:
-            lines = lines[1:]  # the first line starts before what was read
-        if lines and lines[-1] == b"":
-            lines.pop()  # the file ends with a newline
         items: list[JournalRecord | Damage] = []
-        for number, line in enumerate(lines, start=1):
+        for number, line in enumerate(_whole_lines(*found), start=1):
             if not line.strip():
                 continue
             try:
-                items.append(JournalRecord.from_json(json.loads(line.decode("utf-8"))))
+                items.append(_parse(line))
             except (ValueError, RecursionError):
                 items.append(Damage(number))
         return History(tuple(items))
@@ -444,18 +438,14 @@ class Journal:
                 return None
             if found is None:
                 return None
-            data, cut = found
-            lines = data.split(b"\n")
-            if cut:
-                lines = lines[1:]  # the first line starts before what was read
-            for line in reversed(lines):
+            for line in reversed(_whole_lines(*found)):
                 if not line.strip():
                     continue
                 try:
-                    return JournalRecord.from_json(json.loads(line.decode("utf-8")))
+                    return _parse(line)
                 except (ValueError, RecursionError):
                     continue  # a torn or garbled line: the one before it may be whole
-            if not cut or window >= self.max_read_bytes:
+            if not found[1] or window >= self.max_read_bytes:
                 return None
             window = min(window * 8, self.max_read_bytes)  # the last record is bigger than this
 
@@ -537,3 +527,18 @@ def _int(value: object) -> int:
 
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
+
+
+def _whole_lines(data: bytes, cut: bool) -> list[bytes]:
+    """The lines of what `read_tail` read, without the first one when it starts before the read."""
+    lines = data.split(b"\n")
+    if cut:
+        lines = lines[1:]
+    if lines and lines[-1] == b"":
+        lines.pop()  # the file ends with a newline
+    return lines
+
+
+def _parse(line: bytes) -> JournalRecord:
+    """One journal line as a record (raises ValueError or RecursionError when it is not one)."""
+    return JournalRecord.from_json(json.loads(line.decode("utf-8")))
