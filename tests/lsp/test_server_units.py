@@ -213,3 +213,35 @@ def test_sources_of_changes_seen_by_the_watcher(tmp_path: Path) -> None:
     mf.path.write_text("one\n", encoding="utf-8")
     ls.memory.file_changed(mf, saved_in_editor=True)
     assert sent[-1][1]["source"] == "user"
+
+
+# ----- exit: no request goes unanswered ------------------------------------------------------------
+def test_a_finished_request_counts_as_running_until_its_answer_is_sent() -> None:
+    """`exit` between a handler's end and pygls' answer callback must still wait for the answer."""
+    import asyncio
+
+    from my_agent_core.lsp.server import MyAgentProtocol, build_server
+
+    protocol = build_server().protocol
+    assert isinstance(protocol, MyAgentProtocol)
+    seen: dict[str, bool] = {}
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+
+        def between_end_and_answer() -> None:  # queued before the task's own done callbacks
+            seen["done"] = task.done()
+            seen["counted"] = task in protocol.running_requests()
+
+        async def handler() -> str:
+            loop.call_soon(between_end_and_answer)
+            return "answer"
+
+        task = asyncio.ensure_future(handler())
+        protocol._request_futures[7] = task
+        task.add_done_callback(lambda _: protocol._request_futures.pop(7))
+        await protocol.settle(timeout=1)
+        assert protocol.running_requests() == []
+
+    asyncio.run(scenario())
+    assert seen == {"done": True, "counted": True}

@@ -118,15 +118,18 @@ class MyAgentProtocol(LanguageServerProtocol):
 
     # ----- exit: answer what is still running first ---------------------------------------------
     def running_requests(self) -> list[asyncio.Task[Any]]:
-        """Requests whose (async) handlers have not answered yet (e.g. a turn `shutdown` cancelled)."""
+        """Requests whose (async) handlers have not answered yet (e.g. a turn `shutdown` cancelled).
+        A finished handler counts until pygls pops it: its answer is sent by a callback still queued
+        on the loop, which exiting at once would drop."""
         futures: list[object] = list(self._request_futures.values())
-        return [f for f in futures if isinstance(f, asyncio.Task) and not f.done()]
+        return [f for f in futures if isinstance(f, asyncio.Task)]
 
     async def settle(self, timeout: float = EXIT_GRACE_SECONDS) -> None:
         """Let the running requests send their answers (bounded), so none goes unanswered."""
-        running = self.running_requests()
+        running = [task for task in self.running_requests() if not task.done()]
         if running:
             await asyncio.wait(running, timeout=timeout)
+        await asyncio.sleep(0)  # the answers' callbacks run before this task's own
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
