@@ -301,3 +301,66 @@ def test_hostile_file_names_cannot_forge_result_lines(workspace: Workspace) -> N
     assert workspace.ok("search_text", query="needle").splitlines()[1:] == [
         '"a\\nsrc/fake.py":1: needle'
     ]
+
+
+# --- unsaved editor text: search_text sees what the user sees ---------------------------------------
+
+
+def test_search_text_searches_unsaved_buffers_instead_of_the_disk(workspace: Workspace) -> None:
+    project(workspace)
+    root = workspace.root
+    # src/util.py: the user renamed helper() to assist() and has not saved.
+    workspace.buffers.texts[root / "src/util.py"] = "def assist():\n    return 42\n\nx = assist()\n"
+    # Open but unchanged: its disk hits stay the backend's, and no note names it.
+    workspace.buffers.texts[root / "src/app.py"] = (root / "src/app.py").read_text()
+    # Ignored by .gitignore and outside the glob: never searched, unsaved or not.
+    workspace.buffers.texts[root / "build/out.py"] = "def assist(): pass\n"
+    workspace.buffers.texts[root / "docs/guide.md"] = "Call assist() from main.\n"
+    text = workspace.ok("search_text", query="assist", glob="*.py")
+    assert text.splitlines() == [
+        "2 matching lines in 1 file for the text 'assist' in the workspace folder (files matching "
+        "'*.py'):",
+        "src/util.py:1: def assist():",
+        "src/util.py:4: x = assist()",
+        "[searched the unsaved editor text of src/util.py]",
+    ]
+    # The stale disk copy no longer answers for the open file.
+    old = workspace.ok("search_text", query="def helper", path="src")
+    assert "src/util.py:" not in old and old.startswith("No matches")
+    assert old.endswith(" [searched the unsaved editor text of src/util.py]")
+    regex = workspace.ok("search_text", query=r"^x = \w+", regex=True, path="src/util.py")
+    assert regex.splitlines()[1:] == [
+        "src/util.py:4: x = assist()",
+        "[searched the unsaved editor text of src/util.py]",
+    ]
+    # Nothing matches anywhere: the note still says the buffer was searched.
+    none = workspace.ok("search_text", query="nowhere at all", path="src")
+    assert none.startswith("No matches") and none.endswith(
+        "[searched the unsaved editor text of src/util.py]"
+    )
+
+
+def test_unsaved_buffers_keep_the_caps_per_file(workspace: Workspace) -> None:
+    workspace.write("many.txt", "nothing\n")
+    workspace.buffers.texts[workspace.root / "many.txt"] = "".join(f"hit {n}\n" for n in range(30))
+    text = workspace.ok("search_text", query="hit")
+    lines = text.splitlines()
+    assert lines[0].startswith("20 matching lines in 1 file")
+    assert lines[1] == "many.txt:1: hit 0" and lines[20] == "many.txt:20: hit 19"
+    assert "more match in many.txt" in text
+    assert lines[-1] == "[searched the unsaved editor text of many.txt]"
+
+
+def test_an_unsaved_buffer_of_a_file_not_on_disk_or_outside_is_not_searched(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    workspace.write("a.txt", "alpha\n")
+    workspace.buffers.texts[workspace.root / "new.txt"] = "alpha in an unsaved new file\n"
+    outside = tmp_path / "outside.txt"
+    outside.write_text("old\n")
+    workspace.buffers.texts[outside] = "alpha outside the folder\n"
+    text = workspace.ok("search_text", query="alpha")
+    assert text.splitlines() == [
+        "1 matching line in 1 file for the text 'alpha' in the workspace folder:",
+        "a.txt:1: alpha",
+    ]

@@ -65,6 +65,9 @@ class Buffers:
     def text_of(self, path: Path) -> str | None:
         return self.texts.get(path)
 
+    def open_paths(self) -> list[Path]:
+        return list(self.texts)
+
 
 class RecordingApplier(DiskApplier):
     """The real disk applier, remembering each change it applied."""

@@ -167,6 +167,27 @@ async def test_read_file_sees_the_unsaved_buffer_and_paths_cannot_escape(
     editor.close(app)
 
 
+async def test_search_text_sees_the_unsaved_buffer(
+    client: Any, fake: FakeOpenAI, editor: Editor, roots: dict[str, Path]
+) -> None:
+    proj = roots["proj"]
+    app = proj / "src" / "app.py"
+    editor.open(app, "def greet(name):\n    return 'UNSAVED-SEARCH ' + name\n")
+    session = await start_chat(client, proj)
+    fake.add(
+        calls(
+            ("search_text", {"query": "UNSAVED-SEARCH"}), ("search_text", {"query": "return 'hi '"})
+        ),
+        {"content": "found"},
+    )
+    await send(client, session, "marker-search-unsaved find it")
+    found, stale = results(client, session)
+    assert found["ok"] and "src/app.py:2:     return 'UNSAVED-SEARCH ' + name" in found["content"]
+    assert found["content"].endswith("[searched the unsaved editor text of src/app.py]")
+    assert "src/app.py:" not in stale["content"]  # the saved text no longer answers for it
+    editor.close(app)
+
+
 async def test_list_and_search_succeed_and_fail_with_clear_errors(
     client: Any, fake: FakeOpenAI, roots: dict[str, Path]
 ) -> None:

@@ -141,6 +141,10 @@ class Buffers:
         doc = self.document_at(path)
         return doc.text if doc is not None else None
 
+    def open_paths(self) -> list[Path]:
+        """The paths of the open documents that are files (untitled ones have none)."""
+        return [doc.path for doc in self.documents() if doc.path is not None]
+
     def document_at(self, path: Path | str) -> OpenDocument | None:
         with self._lock:
             doc = self._by_path.get(norm_path(path))

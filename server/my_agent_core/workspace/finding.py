@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import stat
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from my_agent_core.paths import kind_of
 
 from .folder import Folder, WorkspaceError
 from .listing import ListingCache, ListingStopped, list_paths
 from .seams import CancelToken
-from .search import SearchError, SearchStopped, search
+from .search import SearchError, SearchResult, SearchStopped, search
 from .settings import WorkspaceSettings
 from .textfile import cut_line
+from .unsaved import overlay_unsaved, unsaved_texts
 
 __all__ = ["FindTools"]
 
@@ -100,14 +102,19 @@ class FindTools:
                 cancel=self.cancel,
                 timeout_s=settings.search_timeout_s,
             )
+            unsaved_note = self._search_unsaved(result, start, query, glob or None, regex)
         except (SearchError, ValueError) as exc:
             raise WorkspaceError(str(exc)) from None
         except SearchStopped as exc:
+            raise WorkspaceError(self._stopped(str(exc), "search")) from None
+        except ListingStopped as exc:
             raise WorkspaceError(self._stopped(str(exc), "search")) from None
         where = "the workspace folder" if rel == "." else rel
         matching = f" (files matching {glob!r})" if glob else ""
         kind = "regex" if regex else "text"
         if not result.hits:
+            if unsaved_note:
+                unsaved_note = " " + unsaved_note
             hint = (
                 "The search is case-sensitive; try a shorter or different query, or regex=true "
                 "with (?i) to ignore case."
@@ -116,7 +123,7 @@ class FindTools:
             )
             return (
                 f"No matches for the {kind} {query!r} in {where}{matching}. {hint} (Files ignored "
-                "by .gitignore and binary files are not searched.)"
+                f"by .gitignore and binary files are not searched.){unsaved_note}"
             )
         hits = result.hits
         files = len({hit.path for hit in hits})
@@ -145,7 +152,38 @@ class FindTools:
                 f"[only the first {settings.search_max_per_file} matching lines of each file are "
                 f"shown; more match in {listed}: search that file with path to see them]"
             )
+        if unsaved_note:
+            lines.append(unsaved_note)
         return "\n".join(lines)
+
+    def _search_unsaved(
+        self, result: SearchResult, start: Path, query: str, glob: str | None, regex: bool
+    ) -> str:
+        """Search the unsaved editor text of the open files the search covers instead of their
+        disk copies; the note for the model ("" when no open file has unsaved edits)."""
+        settings = self.settings
+        texts = unsaved_texts(self.folder, start, max_bytes=settings.search_max_filesize)
+        if not texts:
+            return ""
+        listing = list_paths(  # which of them the search covers: .gitignore and glob as rg
+            self.folder.root,
+            start,
+            glob=glob,
+            scan_limit=settings.list_scan_limit,
+            cancel=self.cancel,
+            timeout_s=settings.search_timeout_s,
+            cache=self._cache,
+        )
+        covered = set(listing.paths)
+        texts = {rel: text for rel, text in texts.items() if rel in covered}
+        return overlay_unsaved(
+            result,
+            texts,
+            query=query,
+            regex=regex,
+            max_per_file=settings.search_max_per_file,
+            collect_limit=settings.search_collect_limit,
+        )
 
     def _check_cancel(self, what: str) -> None:
         if self.cancel is not None and self.cancel.is_set():

@@ -33,6 +33,11 @@ class BufferReader(Protocol):
         open in the editor, else None (the tools then read the file on disk). Must not block."""
         ...
 
+    def open_paths(self) -> list[Path]:
+        """The paths of the files open in the editor (saved or not), so a search can look at
+        their text too. Must not block."""
+        ...
+
 
 class CancelToken(Protocol):
     """Set when the user stops the turn; `threading.Event` is one. The owner clears it per turn."""

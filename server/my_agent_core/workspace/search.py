@@ -24,7 +24,7 @@ from .ripgrep import BASE_FLAGS
 from .seams import CancelToken
 from .textfile import BOM
 
-__all__ = ["Hit", "SearchError", "SearchResult", "SearchStopped", "search"]
+__all__ = ["Hit", "SearchError", "SearchResult", "SearchStopped", "buffer_hits", "search"]
 
 _BLOCK = 64 * 1024
 
@@ -257,6 +257,22 @@ def _with_python(root: Path, start: Path, spec: _Spec, matcher: GlobFilter | Non
     except WalkCancelled as exc:
         raise SearchStopped(str(exc)) from None
     return result
+
+
+def buffer_hits(
+    rel: str, text: str, query: str, pattern: re.Pattern[str] | None, max_per_file: int
+) -> tuple[list[Hit], bool]:
+    """The hits of one file's text held in memory (an unsaved editor buffer), matched as the
+    pure-Python search matches a file (`pattern` None: `query` literally); True when more lines
+    match than `max_per_file`."""
+    data = text.encode("utf-8", errors="surrogateescape")
+    lines = (
+        _regex_lines(data, pattern, max_per_file + 1)
+        if pattern is not None
+        else _literal_lines(data, query.encode("utf-8"), max_per_file + 1)
+    )
+    hits = [_hit(rel, line_no, line, column) for line_no, line, column in lines[:max_per_file]]
+    return hits, len(lines) > max_per_file
 
 
 def _literal_lines(data: bytes, needle: bytes, limit: int) -> list[tuple[int, str, int]]:

@@ -68,7 +68,8 @@ def _descriptions(memory_hints: bool) -> dict[str, str]:
             "regex is true; a regex may start with (?i) to ignore case). Results are "
             "`path:line: text`, sorted and capped; narrow with path (a folder or file) and glob "
             "(e.g. '*.py'). Use it to find definitions, callers and configuration before you "
-            "answer or edit. Files ignored by .gitignore and binary files are skipped."
+            "answer or edit. Files open in the editor are searched as the user sees them (unsaved "
+            "changes included); files ignored by .gitignore and binary files are skipped."
         ),
         "edit_file": (
             "Replace ONE occurrence of old_text in a file with new_text. old_text must match the "
