@@ -176,13 +176,21 @@ class FindTools:
         )
         covered = set(listing.paths)
         texts = {rel: text for rel, text in texts.items() if rel in covered}
-        return overlay_unsaved(
+        if not texts:
+            return ""
+        names = ", ".join(_shown_path(rel) for rel in sorted(texts))
+        if overlay_unsaved(
             result,
             texts,
             query=query,
             regex=regex,
             max_per_file=settings.search_max_per_file,
             collect_limit=settings.search_collect_limit,
+        ):
+            return f"[searched the unsaved editor text of {names}]"
+        return (
+            f"[the unsaved editor text of {names} was not searched (the regex is ripgrep's own "
+            "syntax, which Python's re does not read); those results come from the saved files]"
         )
 
     def _check_cancel(self, what: str) -> None:

@@ -62,22 +62,15 @@ def overlay_unsaved(
     regex: bool,
     max_per_file: int,
     collect_limit: int,
-) -> str:
-    """Replace the hits of the files in `texts` with the hits of their unsaved text, in place; returns
-    a note for the model naming those files ("" when there are none)."""
-    if not texts:
-        return ""
+) -> bool:
+    """Replace the hits of the files in `texts` with the hits of their unsaved text, in place.
+    False (nothing replaced) when `regex` is one Python's `re` cannot read (ripgrep's own syntax)."""
     pattern: re.Pattern[str] | None = None
     if regex:
         try:
             pattern = re.compile(query, re.MULTILINE)
         except re.error:
-            return (
-                "[the unsaved editor text of "
-                + ", ".join(sorted(texts))
-                + " was not searched (the regex is one only ripgrep reads); those results come "
-                "from the saved files]"
-            )
+            return False
     hits: list[Hit] = [hit for hit in result.hits if hit.path not in texts]
     result.more_in -= set(texts)
     for rel, text in texts.items():
@@ -90,4 +83,4 @@ def overlay_unsaved(
         hits = hits[:collect_limit]
         result.complete = False
     result.hits = hits
-    return "[searched the unsaved editor text of " + ", ".join(sorted(texts)) + "]"
+    return True
