@@ -98,7 +98,7 @@ def _build_parser() -> argparse.ArgumentParser:
     from my_agent_core import chat_cli
 
     chat_cli.add_arguments(chat)
-    chat.set_defaults(handler=chat_cli.run)
+    chat.set_defaults(handler=_cmd_chat)
 
     memory = sub.add_parser("memory", help="show or edit the memory store")
     msub = memory.add_subparsers(metavar="ACTION")
@@ -485,6 +485,14 @@ def _lint_targets(paths: list[str], *, global_profile: bool) -> tuple[list[Path]
 
 
 # ---------------------------------------------------------------------------------------------- serve
+
+
+def _cmd_chat(args: argparse.Namespace) -> int:
+    from my_agent_core import chat_cli
+    from my_agent_core.process_guard import protect_process
+
+    protect_process()  # the commands it runs cannot read the API key from /proc/<pid>/environ
+    return chat_cli.run(args)
 
 
 def _cmd_serve(_args: argparse.Namespace) -> int:

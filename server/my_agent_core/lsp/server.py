@@ -389,6 +389,9 @@ def __getattr__(name: str) -> Any:
 def main() -> None:
     """Serve on stdio (what `my-agent serve` runs)."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(message)s")
+    from my_agent_core.process_guard import protect_process
+
+    protect_process()  # the commands it runs cannot read the API key from /proc/<pid>/environ
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietExpectedErrors())
     global _server
     _server = _server or build_server()
