@@ -40,7 +40,12 @@ from my_agent_core.workspace import (
     make_workspace_tools,
 )
 from tests.support.fixtures import *  # noqa: F403
-from tests.support.fixtures import assert_valid_history, request_messages, tool_call
+from tests.support.fixtures import (
+    assert_prefix_chain,
+    assert_valid_history,
+    request_messages,
+    tool_call,
+)
 
 
 def mem(action: str, **fields: str) -> dict:
@@ -147,6 +152,49 @@ def test_recall_from_the_archive_goes_into_the_user_message(fake, client, events
     texts = [hit["text"] for hit in hits if "Which cluster" in hit["text"]]
     assert texts and all("recalled_memory" not in text for text in texts)
     manager.shutdown()
+
+
+def test_recall_and_memory_search_never_break_the_prefix(fake, client, events, tmp_path) -> None:
+    folder = tmp_path / "ws"
+    mem_dir = folder / ".my_agent_core" / "memory"
+    earlier = build_manager(ProviderContext(folder, session_id="s1"))
+    first = Agent(model="m", client=client, memory_dir=mem_dir, provider=earlier, session_id="s1")
+    for topic in ("kafka consumer lag", "invoice numbering"):
+        fake.add({"content": f"Noted: the {topic} is owned by the platform team."})
+        first.run(f"Remember: the {topic} is owned by the platform team.")
+    first.close()
+    earlier.shutdown()
+    start = len(fake.completion_requests)
+    manager = build_manager(ProviderContext(folder, session_id="s2"))
+    agent = Agent(
+        model="m",
+        client=client,
+        memory_dir=mem_dir,
+        provider=manager,
+        session_id="s2",
+        on_event=events.append,
+    )
+    for topic in ("kafka consumer lag", "invoice numbering", "kafka consumer lag"):
+        fake.add(
+            {"tool_calls": [tool_call("memory_search", {"query": topic})]},
+            {
+                "tool_calls": [
+                    tool_call(
+                        "memory", {"target": "memory", "action": "add", "content": f"{topic} ok"}
+                    )
+                ]
+            },
+            {"content": "done"},
+        )
+        agent.run(f"Who owns the {topic}?")
+    agent.close()
+    manager.shutdown()
+    requests = fake.completion_requests[start:]
+    assert len(requests) == 9
+    assert_prefix_chain(requests)
+    assert any(e["kind"] == "recall" and e["items"] >= 1 for e in events)  # recall did happen
+    assert "<recalled_memory>" in json.dumps(request_messages(fake)[1:])
+    assert "kafka consumer lag ok" in (mem_dir / "MEMORY.md").read_text()  # the writes landed
 
 
 class Recorder(MemoryProvider):
