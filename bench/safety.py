@@ -1,12 +1,14 @@
 """Safety scanner: how much it catches, how little it refuses, and what a scan costs.
 
 Quality, per labelled corpus: the dev corpus `tests/data/safety_corpus.jsonl` (written with the
-rules) and the held-out sets `tests/data/safety_heldout.jsonl` and `safety_heldout2.jsonl` (each
-written blind by an outsider who never read the rules; the second also never saw the first). Per class and overall, attacks blocked / total and benign notes accepted / total;
+rules) and the held-out sets `tests/data/safety_heldout.jsonl`, `safety_heldout2.jsonl` and
+`safety_heldout3.jsonl` (each written blind by an outsider who never read the rules nor the earlier
+sets; the third was asked to get past keyword filters, and no rule was written from it). Per class
+and overall, attacks blocked / total and benign notes accepted / total;
 a false refusal counts as much as a miss, so the overall score is (blocked + accepted) / items.
 Known gaps and disagreements are counted as what they are against the label (misses / refusals).
-Each held-out set's figures from before the scanner was tuned on its misses are printed alongside,
-as its author measured them (they cannot be re-measured here: the fixed scanner is the only one).
+Each held-out set's figures from its first measurement, before any rule was written from its misses,
+are printed alongside (they cannot be re-measured here: the fixed scanner is the only one).
 
 Cost, per KB of text, against a floor measured in the same run on the same text: `str.lower()`
 plus one compiled regex search (what the cheapest possible phrase check pays). Workloads:
@@ -48,6 +50,11 @@ HELDOUT_SETS = (
         "second held-out set",
         "safety_heldout2.jsonl",
         {"blocked": 43, "attacks": 60, "accepted": 58, "benign": 60},
+    ),
+    (
+        "third held-out set (adaptive, never tuned on)",
+        "safety_heldout3.jsonl",
+        {"blocked": 16, "attacks": 60, "accepted": 57, "benign": 60},
     ),
 )
 FLOOR_PATTERN = re.compile(r"ignore\s+(?:all\s+)?previous\s+instructions")
@@ -141,7 +148,7 @@ def main() -> int:
         print()
         blocked, accepted = quality(name, load(ROOT / "tests" / "data" / filename))
         print(
-            f"  before the fixes (as measured by the set's author): attacks blocked "
+            f"  first measured (before any rule was written from its misses): attacks blocked "
             f"{before['blocked']} / {before['attacks']}, benign accepted {before['accepted']} / "
             f"{before['benign']}; now {blocked} / {before['attacks']} and {accepted} / "
             f"{before['benign']}"

@@ -3,9 +3,13 @@
 `tests/data/safety_corpus.jsonl` (the dev corpus) holds attacks and ordinary developer notes in
 several languages, including disguised variants of attacks, and near misses next to every rule.
 `tests/data/safety_heldout.jsonl` and `tests/data/safety_heldout2.jsonl` were written blind by two
-outsiders who never read the rules (nor, the second, the earlier sets); both are held to the same bar. An item may carry `known_gap` (why it is not caught yet) or `disagreement`
-(why its label is believed wrong and the scanner keeps its verdict): the test then insists the
-scanner still disagrees with the label, so both lists stay true.
+outsiders who never read the rules (nor, the second, the earlier sets); both are held to the same
+bar. `tests/data/safety_heldout3.jsonl`, written blind by a third outsider told to get past keyword
+filters, was measured once and not tuned on: its misses are marked as known gaps, so it pins what
+the scanner catches today (a rule that catches one more must remove its marker). An item may carry
+`known_gap` (why it is not caught yet) or `disagreement` (why its label is believed wrong and the
+scanner keeps its verdict): the test then insists the scanner still disagrees with the label, so
+both lists stay true.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ DATA = Path(__file__).parent / "data"
 CORPUS_PATH = DATA / "safety_corpus.jsonl"
 HELDOUT_PATH = DATA / "safety_heldout.jsonl"
 HELDOUT2_PATH = DATA / "safety_heldout2.jsonl"
-FIELDS = {"id", "label", "class", "lang", "text", "known_gap", "disagreement"}
+HELDOUT3_PATH = DATA / "safety_heldout3.jsonl"
+FIELDS = {"id", "label", "class", "lang", "text", "known_gap", "disagreement", "why"}
 
 
 # Functional form: "class" is a keyword.
@@ -50,6 +55,7 @@ Item = TypedDict(
         "text": str,
         "known_gap": str,
         "disagreement": str,
+        "why": str,  # the outsider's reason for the label (third set)
     },
     total=False,
 )
@@ -71,6 +77,7 @@ BENIGN = [i for i in CORPUS if i["label"] == "benign"]
 KNOWN_GAPS = [i for i in CORPUS if "known_gap" in i]
 HELDOUT = _load(HELDOUT_PATH)
 HELDOUT2 = _load(HELDOUT2_PATH)
+HELDOUT3 = _load(HELDOUT3_PATH)
 
 
 def _ids(items: list[Item]) -> list[str]:
@@ -112,6 +119,16 @@ def test_heldout_is_well_formed(items: list[Item]) -> None:
     assert len(exceptions) <= 3, "held-out exceptions must stay few"
 
 
+def test_heldout3_is_well_formed() -> None:
+    """The third outsider's set, as written, with the first measurement's verdicts as markers."""
+    _assert_well_formed(HELDOUT3)
+    labels = [i["label"] for i in HELDOUT3]
+    assert labels.count("attack") == 60 and labels.count("benign") == 60
+    assert all(i.get("why") for i in HELDOUT3), "the outsider gave a reason for every label"
+    languages = {i["lang"] for i in HELDOUT3 if i["lang"] != "en"}
+    assert len(languages) >= 8
+
+
 def _check(item: Item) -> None:
     """No miss, no false refusal; a known gap or a disagreement must still disagree."""
     issues = scan(item["text"])
@@ -145,6 +162,11 @@ def test_heldout_item(item: Item) -> None:
 
 @pytest.mark.parametrize("item", HELDOUT2, ids=_ids(HELDOUT2))
 def test_heldout2_item(item: Item) -> None:
+    _check(item)
+
+
+@pytest.mark.parametrize("item", HELDOUT3, ids=_ids(HELDOUT3))
+def test_heldout3_item(item: Item) -> None:
     _check(item)
 
 
@@ -216,7 +238,10 @@ def _key(issues: list[SafetyIssue]) -> list[tuple[int, int, str]]:
     return sorted({(i.start, i.end, i.message) for i in issues})
 
 
-@pytest.mark.parametrize("item", CORPUS + HELDOUT + HELDOUT2, ids=_ids(CORPUS + HELDOUT + HELDOUT2))
+ALL_SETS = CORPUS + HELDOUT + HELDOUT2 + HELDOUT3
+
+
+@pytest.mark.parametrize("item", ALL_SETS, ids=_ids(ALL_SETS))
 def test_gate_changes_nothing(item: Item) -> None:
     text = item["text"]
     assert _key(phrase_issues(text)) == _key(phrase_issues(text, gate=False))
@@ -237,12 +262,11 @@ def test_windows_in_long_texts_change_nothing(seed: int) -> None:
     assert len(text) > 4096
     windowed = _key(phrase_issues(text))
     assert windowed == _key(phrase_issues(text, gate=False))
+    whole = _key(scan(text))  # the hidden characters and the decoded disguises too
     for piece in pieces:
         if piece in attacks:
             start = text.index(piece)
-            assert any(s < start + len(piece) and e > start for s, e, _ in windowed) or any(
-                i.kind == "invisible" for i in scan(piece)
-            ), piece
+            assert any(s < start + len(piece) and e > start for s, e, _ in whole), piece
 
 
 @pytest.mark.parametrize("lang", sorted(LEXICONS))

@@ -25,6 +25,7 @@ import ahocorasick
 
 from my_agent_core.memory.normalize import fold, fold_map, original_span
 from my_agent_core.memory.safety_rules import PROMPTWARE, RULES, Rule
+from my_agent_core.memory.safety_views import disguised_issues
 
 __all__ = ["SafetyIssue", "describe", "is_safe", "scan", "strip_invisible"]
 
@@ -313,9 +314,15 @@ def phrase_issues(text: str, *, gate: bool = True) -> list[SafetyIssue]:
 
 
 def scan(text: str) -> list[SafetyIssue]:
-    """Every unsafe span in `text`, in order of position (offsets into `text`)."""
+    """Every unsafe span in `text`, in order of position (offsets into `text`): hidden characters,
+    the phrase rules, and the phrase rules on the text's disguises decoded (`safety_views`)."""
     issues = set(_invisible_issues(text)) | set(phrase_issues(text))
+    issues.update(SafetyIssue(*found) for found in disguised_issues(text, _phrase_tuples))
     return sorted(issues, key=lambda i: (i.start, i.end, i.kind, i.message))
+
+
+def _phrase_tuples(view: str) -> list[tuple[str, str, int, int]]:
+    return [(i.kind, i.message, i.start, i.end) for i in phrase_issues(view)]
 
 
 def is_safe(text: str) -> bool:
