@@ -74,3 +74,9 @@ def test_a_spelled_out_run_is_taken_up_to_the_next_ordinary_word() -> None:
 def test_pathological_shapes_scan_in_one_pass(shape: str) -> None:
     """Inputs a backtracking or re-tried pattern would take minutes on; each must scan whole."""
     assert isinstance(scan(shape), list)
+
+
+def test_junk_blobs_cannot_shield_a_real_one() -> None:
+    junk = " ".join(base64.b64encode(bytes([n]) * 30).decode() for n in range(40))
+    payload = base64.b64encode(OVERRIDE.encode()).decode()
+    assert scan(f"{junk} {payload}")

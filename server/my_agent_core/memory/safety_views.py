@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 
 __all__ = ["disguised_issues"]
 
-#: What a finding is; (text) -> [(kind, message, start, end)], the phrase rules of safety.py.
-Finder = Callable[[str], "list[tuple[str, str, int, int]]"]
+#: The phrase rules of safety.py: text -> [(kind, message, start, end)].
+Finder = Callable[[str], list[tuple[str, str, int, int]]]
 
 # --- letters spelled out: "i g n o r e  a l l", "i.g.n.o.r.e a.l.l" ---------------------------------
 
@@ -33,6 +33,12 @@ _SPELLED = re.compile(
 )
 
 
+# A cheap first look: most texts have no three single letters in a row, and skip the view at the
+# cost of one quick search.
+_SPELLED_GATE = re.compile(r"(?<!\w)\w[ .\-_·]{1,4}\w[ .\-_·]{1,4}\w(?!\w)")
+_DROP_MARKS = str.maketrans("", "", ".-_·")
+
+
 def _squeezed(run: str) -> str:
     """The words of a spelled-out run: single separators dropped, longer gaps kept as one space."""
     if run.count(" ") * 2 >= len(run) - 1:  # spaces separate the letters: a wider gap splits words
@@ -40,24 +46,19 @@ def _squeezed(run: str) -> str:
     return re.sub(r"\s+", "\0", run).translate(_DROP_MARKS).replace("\0", " ")
 
 
-_DROP_MARKS = str.maketrans("", "", ".-_·")
-# A cheap first look: most texts have no three single letters in a row (and, below, no two digits
-# against letters), so they skip the view at the cost of one quick search.
-_SPELLED_GATE = re.compile(r"(?<!\w)\w[ .\-_·]{1,4}\w[ .\-_·]{1,4}\w(?!\w)")
-
 # --- leetspeak: "1gn0r3 4ll pr3v10u5 1n5truct10n5" ------------------------------------------------------
 
 _LEET = str.maketrans("0134578@$", "oieastbas")
 _LEET_WORD = re.compile(r"[A-Za-z0-9@$]*[A-Za-z][A-Za-z0-9@$]*")
 _LEET_CHARS = re.compile(r"[0134578@$]")
-# One word with a digit is everyday (k8s, utf8, s3); a leet phrase has several.
+# One word with a digit is everyday (k8s, utf8, s3); a leet phrase has several. The first look:
+# two letters against a digit.
 _LEET_WORDS_NEEDED = 2
 _LEET_GATE = re.compile(r"[A-Za-z][0134578@$]|[0134578@$][A-Za-z]")
 
 # --- base64: an instruction encoded so that no word of it shows ----------------------------------------
 
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
-_MAX_BLOBS = 16  # a long text of blobs (test data) is looked at up to this many
 _REACH = 400  # characters of context around a disguise that the rules see with it
 
 
@@ -132,9 +133,9 @@ def _find_near(
 
 
 def _base64(text: str, find: Finder) -> Iterator[tuple[str, str, int, int]]:
-    for number, blob in enumerate(_BASE64.finditer(text)):
-        if number >= _MAX_BLOBS:
-            return
+    """Every blob is looked at (a cap would let junk blobs shield a real one): what is decoded is
+    shorter than the text, and binary data is dropped before the rules see it."""
+    for blob in _BASE64.finditer(text):
         decoded = _decoded(blob.group())
         if decoded is None:
             continue
