@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from my_agent_core.memory.document import ENTRY_DELIMITER, parse, serialize
@@ -538,6 +538,14 @@ _live_texts = st.lists(st.sampled_from(_LIVE_PIECES), max_size=40).map("".join)
     st.integers(1, 40),
 )
 @settings(max_examples=800, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@example(  # an edit before the first copy of an entry made it a later copy: its budget stayed
+    text="aaaaaaa\n§\n\n§\naa\n§\nx §",
+    edits=[
+        (0.625, 0.625, "aaaaaaa\n§\n\n §\nx §a\n§\na ba ba b"),
+        (0.0, 0.625, "§\n§\n\n§\nx §\n§\nx §"),
+    ],
+    limit=1,
+)
 def test_live_lint_after_every_edit_equals_a_fresh_lint(
     text: str, edits: list[tuple[float, float, str]], limit: int
 ) -> None:

@@ -298,6 +298,13 @@ class LiveLint:
         pieces = self.layout.chunks
         touched: set[str] = set()
         gone: list[str] = []
+        # Each touched text's first copy before the edit: only a first copy counts for the budget,
+        # and an edit elsewhere can make it a later copy (or make a later one the first).
+        first_before: dict[str, Piece] = {}
+        for piece in (*removed, *added):
+            text = piece.entry_text
+            if text is not None and text not in first_before and text in self.copies:
+                first_before[text] = self.copies[text][0]
         for piece in removed:
             text = self._remove(piece)
             if text is not None:
@@ -321,8 +328,12 @@ class LiveLint:
             for piece in added:
                 self.budget.set(piece.index, self._budget_value(piece))
             for text in touched:
-                for piece in self.copies.get(text, ())[:2]:
-                    self.budget.set(piece.index, self._budget_value(piece))
+                copies = self.copies.get(text)
+                if copies:
+                    self.budget.set(copies[0].index, self._budget_value(copies[0]))
+                old = first_before.get(text)
+                if old is not None and old.index < len(pieces) and pieces[old.index] is old:
+                    self.budget.set(old.index, self._budget_value(old))
         gone_set = set(new) & set(gone)  # texts that left and came back: nothing changed for them
         self.containment.change(
             [t for t in gone if t not in gone_set],
