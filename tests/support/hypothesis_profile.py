@@ -1,5 +1,6 @@
-"""Hypothesis profiles. `ci` (what `.ci/run` selects) replays the same examples on every run, so a
-landing run is reproducible; local runs of `scripts/test.sh` explore new examples each time."""
+"""Hypothesis profiles, loaded as a pytest plugin (pyproject's addopts). `ci` (what `.ci/run` selects)
+replays the same examples on every run, so a landing run is reproducible; local runs of
+`scripts/test.sh` explore new examples each time."""
 
 from __future__ import annotations
 
