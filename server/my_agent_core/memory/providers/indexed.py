@@ -11,7 +11,7 @@ import collections
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -30,6 +30,7 @@ __all__ = [
     "IndexedArchiveProvider",
     "NewItem",
     "item_from_row",
+    "items_by_id",
     "memory_source",
     "parse_item_id",
     "turn_text",
@@ -313,6 +314,18 @@ def parse_item_id(item_id: str) -> int | None:
     """A stored item's numeric id, or None for anything else (never an SQL error)."""
     text = str(item_id).strip()
     return int(text) if text.isdigit() and len(text) < 19 else None
+
+
+def items_by_id(
+    item_ids: Sequence[str], fetch: Callable[[list[int]], Sequence[Sequence[object]]]
+) -> list[RecallItem]:
+    """The stored items of `item_ids`, in that order (unknown and malformed ids skipped); `fetch`
+    reads the rows of the valid numeric ids, in any order, in the backend's own SQL."""
+    ids = [i for i in (parse_item_id(x) for x in item_ids) if i is not None]
+    if not ids:
+        return []
+    by_id = {str(row[0]): item_from_row(row) for row in fetch(ids)}
+    return [by_id[str(i)] for i in ids if str(i) in by_id]
 
 
 def item_from_row(row: Sequence[object]) -> RecallItem:

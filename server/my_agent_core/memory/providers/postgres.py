@@ -27,6 +27,7 @@ from my_agent_core.memory.providers.indexed import (
     IndexedArchiveProvider,
     NewItem,
     item_from_row,
+    items_by_id,
     parse_item_id,
 )
 from my_agent_core.memory.providers.items import ItemKind, RecallItem
@@ -222,16 +223,15 @@ class PostgresArchive:
         return [Candidate(str(item_id), str(body)) for item_id, body in rows]
 
     def items(self, item_ids: Sequence[str]) -> list[RecallItem]:
-        ids = [i for i in (parse_item_id(x) for x in item_ids) if i is not None]
-        if not ids:
-            return []
-        with self._conn() as db:
-            rows = db.execute(
-                f"SELECT {_COLUMNS} FROM my_agent_items WHERE project = %s AND id = ANY(%s)",
-                (self.project, ids),
-            ).fetchall()
-        by_id = {str(row[0]): item_from_row(row) for row in rows}
-        return [by_id[str(i)] for i in ids if str(i) in by_id]
+        def fetch(ids: list[int]) -> Sequence[Sequence[object]]:
+            with self._conn() as db:
+                rows: Sequence[Sequence[object]] = db.execute(
+                    f"SELECT {_COLUMNS} FROM my_agent_items WHERE project = %s AND id = ANY(%s)",
+                    (self.project, ids),
+                ).fetchall()
+            return rows
+
+        return items_by_id(item_ids, fetch)
 
     def containing(self, needle: str, limit: int) -> list[RecallItem]:
         with self._conn() as db:
