@@ -13,7 +13,9 @@ memory, no tools, no provider, no context files, nothing persisted.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -122,16 +124,16 @@ class SessionBuilder:
 
         store, manager = self._memory()
         meta: dict[str, object] = {"memory": self.trusted, "folder": self.folder.uri}
-        context_block = None
-        if self.trusted:  # an untrusted folder's context files are never read
-            from my_agent_core.context.files import read_context_files
+        with _shut_down_on_failure(manager):
+            context_block = None
+            if self.trusted:  # an untrusted folder's context files are never read
+                from my_agent_core.context.files import read_context_files
 
-            context = read_context_files(
-                self.folder.path, max_chars=self.settings.context_max_chars
-            )
-            context_block = context.block or None
-            meta["contextFiles"] = context.to_json()
-        try:
+                context = read_context_files(
+                    self.folder.path, max_chars=self.settings.context_max_chars
+                )
+                context_block = context.block or None
+                meta["contextFiles"] = context.to_json()
             agent = Agent(
                 model=self.settings.model,
                 client=self._client(),
@@ -149,10 +151,6 @@ class SessionBuilder:
                 cancel_token=self.token,
                 compaction=compaction_settings(self.settings),
             )
-        except BaseException:
-            if manager is not None:
-                manager.shutdown()
-            raise
         return BuiltSession(agent, store, manager, self.trusted)
 
     def resume(self, record: SessionRecord, sessions: SessionStore) -> BuiltSession:
@@ -161,7 +159,7 @@ class SessionBuilder:
         from my_agent_core.agent import Agent
 
         store, manager = self._memory()
-        try:
+        with _shut_down_on_failure(manager):
             agent = Agent.resume(
                 record,
                 sessions=sessions,
@@ -175,10 +173,6 @@ class SessionBuilder:
                 cancel_token=self.token,
                 compaction=compaction_settings(self.settings),
             )
-        except BaseException:
-            if manager is not None:
-                manager.shutdown()
-            raise
         return BuiltSession(agent, store, manager, self.trusted)
 
     # ----- the parts ----------------------------------------------------------------------------
@@ -258,3 +252,14 @@ class SessionBuilder:
             on_decision=self.router.on_decision,
             app_roots=app_roots,
         )
+
+
+@contextlib.contextmanager
+def _shut_down_on_failure(manager: MemoryManager | None) -> Iterator[None]:
+    """A session that fails to build must not leave its provider (threads, an open archive)."""
+    try:
+        yield
+    except BaseException:
+        if manager is not None:
+            manager.shutdown()
+        raise
