@@ -3,7 +3,7 @@
 Why: the agent's own cost per model step (stream assembly, worker thread, events, history) must stay
 small next to a bare SDK call of the same request; every request of a long session with memory
 writes must extend the previous one byte for byte (prefix-cache stability, target 100%), with the
-recall archive (layer 2) on as well, recalling into the user messages and searched by the model; a long
+recall archive (the memory provider) on as well, recalling into the user messages and searched by the model; a long
 session with compactions breaks that chain exactly once per compaction; resuming a 1,000-message
 session takes under 100 ms; persisting a session adds under 0.5 ms per message.
 
@@ -226,7 +226,7 @@ TOPICS = ("kafka consumer lag", "invoice numbering", "helm chart values", "redis
 
 
 def bench_prefix_with_archive(turns: int) -> float:
-    """The same share with layer 2 on: the real SQLite archive recalls earlier turns into the user
+    """The same share with the recall archive on: the real SQLite archive recalls earlier turns into the user
     messages, the model calls `memory_search` and `memory`; recall must never touch the prefix."""
     from my_agent_core.memory.providers import ProviderContext, build_manager
 
@@ -530,7 +530,7 @@ def bench_persistence(rounds: int, turns: int) -> bool:
 
 def _recorder_cost(turns: int) -> float:
     """Seconds per message that a SessionRecorder spends on the same session's messages (best of 7)."""
-    from my_agent_core.agent.recorder import SessionRecorder
+    from my_agent_core.agent.sessions.recorder import SessionRecorder
 
     probe = Agent(model="m", client=object(), memory_dir=False, tools=[read_file])
     best = float("inf")

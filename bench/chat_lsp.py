@@ -36,13 +36,13 @@ from pygls.lsp.client import LanguageClient  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI  # noqa: E402
 
 from my_agent_core.agent import Agent, SessionStore, coding_instructions  # noqa: E402
-from my_agent_core.memory import MemoryStore  # noqa: E402
-from my_agent_core.workspace import (  # noqa: E402
+from my_agent_core.coding_tools import (  # noqa: E402
     ApprovalRequest,
     Decision,
     DiskApplier,
     make_workspace_tools,
 )
+from my_agent_core.memory import MemoryStore  # noqa: E402
 
 SERVER = [sys.executable, "-m", "my_agent_core", "serve"]
 REPLY = "The tests run with pytest; the CI job is in .github/workflows/ci.yml. " * 3

@@ -32,11 +32,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
+from my_agent_core.coding_tools.ripgrep import find_ripgrep
 from my_agent_core.context.index import FileEvent, WorkspaceIndex
 from my_agent_core.context.rules import WorkspaceRules
 from my_agent_core.memory.document import ENTRY_DELIMITER, parse
 from my_agent_core.memory.lint import LintCache, lint
-from my_agent_core.workspace.ripgrep import find_ripgrep
 
 GIT = ["git", "-c", "core.fsmonitor=false"]
 

@@ -259,8 +259,8 @@ def read_latency(size: int, memory: bool, reads: int = 200) -> dict[str, float]:
     """In process: `ls.buffers.text_of(path)` of an open buffer right after an edit (what a chat
     tool's `read_file` pays for the unsaved text: the first read of a version joins it)."""
     from my_agent_core.lsp.buffers import Buffers
+    from my_agent_core.lsp.folders import memory_file_of
     from my_agent_core.lsp.settings import Settings
-    from my_agent_core.lsp.workspace import memory_file_of
 
     class Hooks:
         config = Settings.resolve([], env={})

@@ -93,7 +93,7 @@ def main() -> int:
         lambda: (render_memory_section(memory_section), render_memory_section(user_section)),
         lambda: (old_render(MEMORY), old_render(USER)),
     )
-    report("snapshot", subject, floor, "scan + join (round 1)")
+    report("snapshot", subject, floor, "scan + join (the first renderer)")
 
     subject, floor = median_pair(
         args.rounds, lambda: neutralize(DOCUMENT), lambda: fold_map(DOCUMENT)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from my_agent_core.workspace import (
+from my_agent_core.coding_tools import (
     ApprovalRequest,
     Decision,
     DiskApplier,
@@ -37,7 +37,7 @@ from my_agent_core.workspace import (
     find_ripgrep,
     make_workspace_tools,
 )
-from my_agent_core.workspace.ripgrep import BASE_FLAGS
+from my_agent_core.coding_tools.ripgrep import BASE_FLAGS
 
 NEEDLE = "needle_token_7f3a"
 WORDS = [

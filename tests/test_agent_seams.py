@@ -1,6 +1,6 @@
 """The seams the editor and the round-2 features use, against the real fake server: editor
 attachments and recalled memory in the user message (and persisted as sent), context files in the
-frozen system prompt, layer 2 (the real archive; providers that raise or hang), and the cancel token
+frozen system prompt, the memory provider (the real archive; providers that raise or hang), and the cancel token
 the workspace tools share (a real command killed mid-run, a refused and a timed-out call)."""
 
 from __future__ import annotations
@@ -23,6 +23,13 @@ from my_agent_core.agent import (
     WriteFanOut,
     coding_instructions,
 )
+from my_agent_core.coding_tools import (
+    ApprovalRequest,
+    Decision,
+    DiskApplier,
+    WorkspaceSettings,
+    make_workspace_tools,
+)
 from my_agent_core.memory import MemoryStore
 from my_agent_core.memory.providers import (
     MemoryManager,
@@ -32,13 +39,6 @@ from my_agent_core.memory.providers import (
 )
 from my_agent_core.memory.render import ContextDocument, render_context_block
 from my_agent_core.memory.store import WriteEvent
-from my_agent_core.workspace import (
-    ApprovalRequest,
-    Decision,
-    DiskApplier,
-    WorkspaceSettings,
-    make_workspace_tools,
-)
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.fixtures import (
     assert_prefix_chain,
@@ -110,7 +110,7 @@ def test_context_files_are_frozen_after_the_memory_block(fake, client, tmp_path)
     assert request_messages(fake)[0]["content"] == prompt
 
 
-# --- layer 2: the real archive ---------------------------------------------------------------------
+# --- memory providers: the real archive ---------------------------------------------------------------------
 
 
 def test_recall_from_the_archive_goes_into_the_user_message(fake, client, events, tmp_path) -> None:

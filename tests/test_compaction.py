@@ -21,7 +21,7 @@ from my_agent_core.agent import (
     SessionStore,
     context_window_for,
 )
-from my_agent_core.agent.compaction import (
+from my_agent_core.agent.compaction.summary import (
     ACKNOWLEDGEMENT,
     SAVE_NOTE,
     TokenEstimate,

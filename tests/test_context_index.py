@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from my_agent_core.coding_tools.ignore import walk_files
 from my_agent_core.context.index import REBUILD_AT, FileEvent, WorkspaceIndex
 from my_agent_core.context.manifests import just_recipes, make_targets, npm_scripts
-from my_agent_core.workspace.ignore import walk_files
 
 
 def touch(folder: Path, *names: str, text: str = "") -> None:

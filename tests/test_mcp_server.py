@@ -18,7 +18,7 @@ from mcp.types import CallToolResult, Implementation, TextContent, TextResourceC
 
 from my_agent_core.mcp.server import build_server
 from my_agent_core.memory import ENTRY_DELIMITER, MemoryStore, make_memory_tool
-from my_agent_core.memory.tool import MEMORY_TOOL_DESCRIPTION
+from my_agent_core.memory.memory_tool import MEMORY_TOOL_DESCRIPTION
 
 CLIENT = "pytest-client"
 
@@ -336,7 +336,7 @@ async def test_memory_search_is_offered_when_a_provider_is_plugged_in(tmp_path: 
     assert searcher.calls == [("postgresql", 3), ("kubernetes", 5), ("the", 20)]
 
 
-# ----------------------------------------------------------- `my-agent mcp` with the folder's layer 2
+# ----------------------------------------------------------- `my-agent mcp` with the folder's memory provider
 
 TURN = ("Which queue does the billing worker read?", "It consumes the invoices.v2 Kafka topic.")
 NOTE = "The billing worker retries a failed invoice three times, then parks it in dead_letters."

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from my_agent_core.coding_tools import ApprovalRequest, Decision
 from my_agent_core.memory import (
     ENTRY_DELIMITER,
     MemoryChanged,
@@ -20,7 +21,6 @@ from my_agent_core.memory import (
     Operation,
     make_memory_tool,
 )
-from my_agent_core.workspace import ApprovalRequest, Decision
 from tests.support.fixtures import *  # noqa: F403
 from tests.support.fixtures import request_messages, tool_call
 

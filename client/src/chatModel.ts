@@ -78,7 +78,7 @@ export interface NotePart {
     text: string;
 }
 
-/** The server appended recalled memory (layer 2) to this turn's user message. */
+/** The server appended recalled memory (the memory provider) to this turn's user message. */
 export interface RecallPart {
     kind: 'recall';
     chars: number;

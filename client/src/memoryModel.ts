@@ -62,7 +62,7 @@ export class MemoryModel implements vscode.Disposable {
                 if (this.sessionId !== sessionId) {
                     return; // another session started meanwhile
                 }
-                // Round 2 adds the context files; validated here, so the tree only ever sees a clean list.
+                // The context files, validated here, so the tree only ever sees a clean list.
                 this.snapshotResult = r ? { ...r, contextFiles: parseContextFiles(r.contextFiles) } : r;
             } catch (e) {
                 getLog().warn(`chat/snapshot: ${e instanceof Error ? e.message : String(e)}`);

@@ -51,7 +51,7 @@ export interface MemorySettings {
 export type MemoryApproval = 'auto' | 'ask';
 export type UserProfileScope = 'workspace' | 'global';
 
-/** `memory` as the server reads it: the budgets of round 1, plus review mode and layer 2 (round 2). */
+/** `memory` as the server reads it: the budgets, plus review mode and the memory provider. */
 export interface ServerMemorySettings extends MemorySettings {
     approval: MemoryApproval;
     /** "archive" | "postgres" | "none" | an entry-point name. */
@@ -287,7 +287,7 @@ export interface ChatSnapshotResult {
     folder: string;
     memory: boolean;
     stores: { target: Target; entries: string[] }[];
-    /** Round 2; `[]` when none or memory is off (an older server sends nothing). */
+    /** `[]` when none or memory is off (an older server sends nothing). */
     contextFiles?: ContextFileInfo[];
 }
 
@@ -342,7 +342,7 @@ export interface CompactResult {
     after: number;
 }
 
-// ---- context files and import (round 2) -------------------------------------------------------------------
+// ---- context files and import -------------------------------------------------------------------
 
 export interface MemoryImportParams extends FolderParams {
     /** The file to import, relative to the folder. */
@@ -365,7 +365,7 @@ export interface MemoryImportResult {
     state?: MemoryStateResult;
 }
 
-// ---- layer 2: recall (round 2) -------------------------------------------------------------------------------
+// ---- memory providers: recall -------------------------------------------------------------------------------
 
 export type RecallKind = 'turn' | 'removed' | 'replaced';
 
@@ -384,7 +384,7 @@ export interface RecallSearchParams extends FolderParams {
     limit?: number;
 }
 
-/** `provider: null`: layer 2 is off. */
+/** `provider: null`: the memory provider is off. */
 export interface RecallSearchResult {
     provider: string | null;
     items: RecallItem[];
@@ -398,9 +398,9 @@ export interface RecallGetResult {
     item: RecallItem;
 }
 
-// ---- memory for every agent (round 2) ------------------------------------------------------------------------
+// ---- memory for every agent ------------------------------------------------------------------------
 
-/** The built-in `memory` tool's parameters (server/my_agent_core/memory/tool.py), as another agent sends them. */
+/** The built-in `memory` tool's parameters (server/my_agent_core/memory/memory_tool.py), as another agent sends them. */
 export interface MemoryToolOperation {
     action: EditAction;
     content?: string;

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .workspace.approval import ApprovalRequest, Decision
+from .coding_tools.approval import ApprovalRequest, Decision
 
 if TYPE_CHECKING:
     from .agent import Agent, SessionInfo, SessionRecord, SessionStore
@@ -316,7 +316,7 @@ def _workspace_tools(
     args: argparse.Namespace, approver: TerminalApprover, cancel: threading.Event, memory: bool
 ) -> tuple[list[Any], str]:
     from .agent import DEFAULT_INSTRUCTIONS
-    from .workspace import (
+    from .coding_tools import (
         DiskApplier,
         WorkspaceSettings,
         make_workspace_tools,

@@ -1,5 +1,5 @@
 'use strict';
-// The Recall view (layer 2) against a scripted server: search, the "off" and failure states, open as a
+// The Recall view (the memory provider) against a scripted server: search, the "off" and failure states, open as a
 // read-only document, delete after a modal confirmation; plus the chat's recall / provider_error notes.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -80,10 +80,10 @@ test('search: asks the folder\'s archive, lists the items, says how many and whe
     assert.ok(t.changed() >= 1);
 });
 
-test('layer 2 off, nothing found, an older server, a failure: each says so and lists nothing', async () => {
+test('memory provider off, nothing found, an older server, a failure: each says so and lists nothing', async () => {
     const off = setup({ [Methods.recallSearch]: async () => ({ provider: null, items: [] }) });
     await off.recall.search(off.folder, 'x');
-    assert.match(off.surface.message, /Recall is off for app: layer 2 has no memory provider/);
+    assert.match(off.surface.message, /Recall is off for app: no memory provider is on/);
     assert.deepEqual(off.recall.getChildren(), []);
 
     const none = setup({ [Methods.recallSearch]: async () => ({ provider: 'archive', items: [] }) });
@@ -197,7 +197,7 @@ test('read-only documents: the latest MAX_DOCUMENTS are kept, older ones say the
     assert.equal(docs.provideTextDocumentContent(docs.uri(`/a/${MAX_DOCUMENTS}.md`)), String(MAX_DOCUMENTS));
 });
 
-// ---- the chat's side of layer 2 ------------------------------------------------------------------------------
+// ---- the chat's side of recall ------------------------------------------------------------------------------
 
 function chatWith(events) {
     let state = model.reduce(model.initialState(), { type: 'sessionStarted', sessionId: 's1', folderName: 'app', memory: true });

@@ -5,8 +5,8 @@ into the manifest fails here."""
 import json
 from pathlib import Path
 
+from my_agent_core.memory.memory_tool import MEMORY_TOOL_DESCRIPTION, make_memory_tool
 from my_agent_core.memory.store import MemoryStore
-from my_agent_core.memory.tool import MEMORY_TOOL_DESCRIPTION, make_memory_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,8 +18,8 @@ from lsprotocol import types
 
 from my_agent_core.lsp.buffers import Buffers
 from my_agent_core.lsp.convert import UTF8, UTF16, UTF32
+from my_agent_core.lsp.folders import MemoryFile, memory_file_of
 from my_agent_core.lsp.settings import Settings
-from my_agent_core.lsp.workspace import MemoryFile, memory_file_of
 from my_agent_core.memory.document import parse
 from my_agent_core.memory.lint import lint
 

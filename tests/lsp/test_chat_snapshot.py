@@ -59,7 +59,7 @@ async def test_snapshot_stays_frozen_while_memory_changes(
             {"target": "memory", "entries": ["uses uv", "tests run with pytest"]},
             {"target": "user", "entries": ["likes tea"]},
         ],
-        "contextFiles": [],  # round 2: none in this folder
+        "contextFiles": [],  # none in this folder
     }
     await edit(client, action="add", content="lint with ruff")
     await edit(client, action="remove", oldText="uses uv")

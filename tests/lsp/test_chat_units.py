@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from my_agent_core.coding_tools import ApprovalRequest, Decision
+from my_agent_core.coding_tools.commands import is_secret_name, scrubbed_environment
 from my_agent_core.lsp.approvals import approval_event, approve_params
 from my_agent_core.lsp.attachments import parse_context
 from my_agent_core.lsp.chat_sessions import history_json, meta_memory
 from my_agent_core.lsp.settings import Settings
-from my_agent_core.workspace import ApprovalRequest, Decision
-from my_agent_core.workspace.commands import is_secret_name, scrubbed_environment
 
 
 def test_round_two_settings_merge_by_layer_and_ignore_junk() -> None:

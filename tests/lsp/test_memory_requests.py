@@ -25,7 +25,7 @@ from tests.lsp.conftest import (
     wait_until,
 )
 
-from my_agent_core.lsp.workspace import read_memory_text
+from my_agent_core.lsp.folders import read_memory_text
 from my_agent_core.memory import MemoryStore
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -22,6 +22,7 @@ from tests.lsp.conftest import make_folder, request, start_server, stop_server, 
 from tests.support.postgres import PgCluster, throwaway_cluster, unavailable
 
 from my_agent_core.lsp import recall_requests
+from my_agent_core.lsp.folders import FolderState
 from my_agent_core.lsp.params import RequestError
 from my_agent_core.lsp.recall_requests import (
     GET_TEXT_CHARS,
@@ -31,7 +32,6 @@ from my_agent_core.lsp.recall_requests import (
     item_json,
 )
 from my_agent_core.lsp.server import build_server
-from my_agent_core.lsp.workspace import FolderState
 from my_agent_core.memory import open_store
 from my_agent_core.memory.providers import MemoryProvider, ProviderContext, build_manager
 from my_agent_core.memory.providers.archive import archive_path

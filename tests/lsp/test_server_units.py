@@ -14,8 +14,8 @@ from my_agent_core.lsp import params as P
 from my_agent_core.lsp.buffer_merge import buffer_with_changes
 from my_agent_core.lsp.chat import camel_event
 from my_agent_core.lsp.convert import PositionConverter, line_index, minimal_edit
+from my_agent_core.lsp.folders import memory_file_of
 from my_agent_core.lsp.settings import Settings
-from my_agent_core.lsp.workspace import memory_file_of
 
 
 def change(before: str | None, after: str | None) -> SimpleNamespace:
@@ -166,9 +166,9 @@ def test_startup_does_not_import_the_agent_or_openai() -> None:
 # ----- change sources, in process ----------------------------------------------------------------------
 def in_process_server(tmp_path: Path) -> tuple[Any, list[tuple[str, Any]], list[Any], Path]:
     """A server object without I/O: notifications and posted callbacks are recorded."""
+    from my_agent_core.lsp.folders import FolderState
     from my_agent_core.lsp.server import MyAgentServer
     from my_agent_core.lsp.uris import norm_path
-    from my_agent_core.lsp.workspace import FolderState
 
     ls = MyAgentServer()
     sent: list[tuple[str, Any]] = []

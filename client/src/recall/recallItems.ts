@@ -1,5 +1,5 @@
 /**
- * Layer 2 recall results as the view shows them: validated (the archive holds past turns and removed
+ * Recall results as the view shows them: validated (the archive holds past turns and removed
  * entries, i.e. text anyone may have written) and turned into labels and a document. Pure: no VS Code.
  */
 import type { RecallItem, RecallKind, RecallSearchResult } from '../protocol';
@@ -39,7 +39,7 @@ export function parseRecallItem(raw: unknown): RecallItem | undefined {
     return item;
 }
 
-/** A search result; `provider: null` when layer 2 is off. Malformed items are dropped. */
+/** A search result; `provider: null` when the memory provider is off. Malformed items are dropped. */
 export function parseRecallSearch(raw: unknown): RecallSearchResult | undefined {
     if (!isObj(raw) || !('provider' in raw)) {
         return undefined;

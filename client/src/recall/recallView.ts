@@ -8,9 +8,9 @@ import { Methods, RecallItem, RecallItemParams, RecallKind, RecallSearchParams }
 import { firstLine, parseRecallItem, parseRecallSearch, RECALL_LIMIT, recallDate, recallDocument } from './recallItems';
 
 /**
- * The Recall view: searches a folder's layer-2 archive (`myAgent/recall/search`), opens an item as a
+ * The Recall view: searches a folder's recall archive (`myAgent/recall/search`), opens an item as a
  * read-only document (`recall/get`) and deletes one after a confirmation (`recall/delete`). It says so
- * when layer 2 is off (`provider: null`) or the server has no recall. Item text is shown as text, never as
+ * when the memory provider is off (`provider: null`) or the server has no recall. Item text is shown as text, never as
  * Markdown or HTML: the archive holds what past chats said, which anyone may have written.
  */
 
@@ -150,7 +150,7 @@ export class RecallController implements vscode.TreeDataProvider<RecallNode>, vs
             if (r.provider === null) {
                 this.say(
                     vscode.l10n.t(
-                        'Recall is off for {0}: layer 2 has no memory provider (see the setting myAgent.memory.provider).',
+                        'Recall is off for {0}: no memory provider is on (see the setting myAgent.memory.provider).',
                         folder.name,
                     ),
                 );

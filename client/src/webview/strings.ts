@@ -93,7 +93,7 @@ export interface UiStrings {
     historyError: string;
     noteRecalled: string;
     noteOther: string;
-    // layer 2
+    // recall
     recallOne: string;
     recallMany: string;
     providerError: string;

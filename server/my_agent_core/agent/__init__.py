@@ -1,7 +1,7 @@
 """The agent loop: `Agent` runs a streaming ReAct loop with a frozen-memory system prompt, persists its
 sessions as they go, compacts long ones and meters the provider's prompt cache.
 
-Public names (CONTRACT.md): `Agent`, `AgentError`; also `AgentCancelled`, `AgentConfigError`, `Usage`;
+Public names (docs/contract.md): `Agent`, `AgentError`; also `AgentCancelled`, `AgentConfigError`, `Usage`;
 the session store (`SessionStore`, `SessionRecord`, `SessionInfo`, errors), compaction settings and the
 cache meter's types. See docs/agent.md.
 """
@@ -16,8 +16,8 @@ from .compaction import (
 )
 from .core import DEFAULT_MAX_STEPS, MEMORY_FAILURE_LIMIT, Agent, CancelEvent, build_client
 from .errors import AgentCancelled, AgentConfigError, AgentError
-from .layer2 import WriteFanOut
 from .prompt import DEFAULT_INSTRUCTIONS, MEMORY_GUIDANCE, build_system_prompt, coding_instructions
+from .provider_session import WriteFanOut
 from .sessions import (
     SessionBusy,
     SessionDamaged,

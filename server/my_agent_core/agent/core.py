@@ -21,14 +21,25 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..memory.render import Attachment, render_attachments
 from ..tools import Tool, ToolResult, clean_text, tool
-from .compaction import CompactionReason, CompactionResult, CompactionSettings, run_compaction
-from .compactor import SessionCompactor
+from .compaction import (
+    CompactionReason,
+    CompactionResult,
+    CompactionSettings,
+    SessionCompactor,
+    run_compaction,
+)
 from .errors import AgentCancelled, AgentConfigError, AgentError, endpoint_error
-from .layer2 import SessionProvider
 from .messages import Message, assistant_message, text_message, tool_message
 from .prompt import build_system_prompt
-from .recorder import SessionRecorder
-from .sessions import SessionHeader, SessionRecord, SessionStore, new_session_id, title_of
+from .provider_session import SessionProvider
+from .sessions import (
+    SessionHeader,
+    SessionRecord,
+    SessionRecorder,
+    SessionStore,
+    new_session_id,
+    title_of,
+)
 from .stream import StepResult, StreamCancelled, StreamingRequest, StreamWorker, ToolCallSlot
 from .usage import CacheMeter, CachePolicy, LastRequest, TurnUsage, Usage
 
@@ -95,8 +106,8 @@ def _resolve_memory_dir(memory_dir: object) -> Path | None:
 
 
 class Agent:
-    """A chat session with tools and curated memory; see CONTRACT.md "Python API: tools and the
-    agent" and docs/agent.md for the session, compaction, cache-meter and layer-2 seams."""
+    """A chat session with tools and curated memory; see docs/contract.md "Python API: tools and the
+    agent" and docs/agent.md for the session, compaction, cache-meter and memory-provider seams."""
 
     def __init__(
         self,

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
+from my_agent_core.coding_tools.ignore import IgnoreRules, WalkCancelled, walk_files
+from my_agent_core.coding_tools.ripgrep import BASE_FLAGS
 from my_agent_core.context.events import FileEvent, IndexChange
 from my_agent_core.context.files import CONTEXT_FILE_NAMES, ContextText, read_context_texts
 from my_agent_core.context.manifests import (
@@ -37,8 +39,6 @@ from my_agent_core.context.manifests import (
     npm_scripts,
 )
 from my_agent_core.paths import PathRefused, read_regular, resolve_inside
-from my_agent_core.workspace.ignore import IgnoreRules, WalkCancelled, walk_files
-from my_agent_core.workspace.ripgrep import BASE_FLAGS
 
 __all__ = [
     "MANIFEST_MAX_BYTES",

@@ -21,7 +21,7 @@ from .protocol_types import ApproveParams
 from .uris import path_to_uri
 
 if TYPE_CHECKING:
-    from my_agent_core.workspace import ApprovalRequest, CancelToken, Decision
+    from my_agent_core.coding_tools import ApprovalRequest, CancelToken, Decision
 
 __all__ = ["APPROVE", "LspApprover", "approval_event", "approve_params"]
 
@@ -78,7 +78,7 @@ class LspApprover:
         self._cancel = cancel
 
     def approve(self, request: ApprovalRequest) -> Decision:
-        from my_agent_core.workspace import Decision
+        from my_agent_core.coding_tools import Decision
 
         params = approve_params(self._session_id, self._current_call(), request)
         try:

@@ -30,6 +30,7 @@ from .attachments import ContextRef, parse_context, read_attachments
 from .chat_build import BuiltSession, ModelClients, SessionBuilder
 from .chat_events import EventRouter, Turn, camel_event, camel_keys
 from .chat_sessions import history_json, info_json, meta_memory, open_session_store
+from .folders import FolderState
 from .params import (
     ENDPOINT_FAILED,
     INVALID_PARAMS,
@@ -55,7 +56,6 @@ from .protocol_types import (
     SystemPromptResult,
 )
 from .uris import norm_path
-from .workspace import FolderState
 
 if TYPE_CHECKING:
     from my_agent_core.agent import Agent, SessionRecord, SessionStore

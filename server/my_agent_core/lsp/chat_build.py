@@ -6,7 +6,7 @@ write announced as `myAgent/memory/changed`; with `myAgent.memory.approval: "ask
 first approved like an edit), the folder's context files frozen into its system prompt, the
 workspace tools wired to the editor (approvals through `myAgent/chat/approve`, edits through
 `workspace/applyEdit` or the disk, unsaved buffers first, Stop kills a running command's process
-group), a memory provider (layer 2), persistence in the folder's session store, the coding
+group), a memory provider (the memory provider), persistence in the folder's session store, the coding
 instructions and the compaction settings. An UNTRUSTED folder's session gets none of it: no
 memory, no tools, no provider, no context files, nothing persisted.
 """
@@ -25,16 +25,16 @@ from .chat_events import EventRouter
 from .chat_sessions import open_session_store
 from .client_link import ClientLink
 from .edits import LspEditApplier
+from .folders import FolderState, observed_store
 from .settings import Settings
-from .workspace import FolderState, observed_store
 
 if TYPE_CHECKING:
     from my_agent_core.agent import Agent, CompactionSettings, SessionRecord, SessionStore
+    from my_agent_core.coding_tools import WorkspaceSettings
     from my_agent_core.memory.journal import JournalRecord
     from my_agent_core.memory.providers import MemoryManager
     from my_agent_core.memory.store import MemoryStore
     from my_agent_core.tools import Tool
-    from my_agent_core.workspace import WorkspaceSettings
 
     from .server import MyAgentServer
 
@@ -76,7 +76,7 @@ class ModelClients:
 
 def workspace_settings(settings: Settings) -> WorkspaceSettings:
     """`myAgent.tools.*` as the workspace tools take them."""
-    from my_agent_core.workspace import WorkspaceSettings
+    from my_agent_core.coding_tools import WorkspaceSettings
 
     timeout = float(settings.tools.command_timeout)
     return WorkspaceSettings(
@@ -230,7 +230,7 @@ class SessionBuilder:
     def _tools(self) -> list[Tool]:
         if not self.trusted:
             return []
-        from my_agent_core.workspace import make_workspace_tools
+        from my_agent_core.coding_tools import make_workspace_tools
 
         link = ClientLink(self.ls)
         caps = self.ls.client_capabilities.workspace

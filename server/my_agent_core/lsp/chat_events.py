@@ -21,7 +21,7 @@ from .approvals import approval_event
 from .client_link import LoopServer
 
 if TYPE_CHECKING:
-    from my_agent_core.workspace import ApprovalRequest, Decision
+    from my_agent_core.coding_tools import ApprovalRequest, Decision
 
 __all__ = ["EventRouter", "Turn", "camel_event", "camel_keys"]
 

@@ -3,7 +3,7 @@ protocol shapes of a listing (`myAgent/chat/sessions`) and of a resumed history 
 
 Only trusted folders have a store: a session of an untrusted folder is neither written nor read (a
 cloned repository's `.my_agent_core/sessions/` is never looked at), and a session file the user did
-not create here is refused by the store itself (see agent/sessions.py).
+not create here is refused by the store itself (see agent/sessions/store.py).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from my_agent_core.workspace import CancelToken
+    from my_agent_core.coding_tools import CancelToken
 
 __all__ = ["ClientCancelled", "ClientLink", "ClientTimeout", "LoopServer"]
 

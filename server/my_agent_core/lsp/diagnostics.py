@@ -88,7 +88,7 @@ def register(ls: MyAgentServer) -> None:
         buf = ls.buffers.memory(params.text_document.uri)
         if buf is not None:
             try:  # the workspace rules of its folder (the index builds in the background)
-                buf.workspace = ls.workspace_lint.checks_for(buf.folder)
+                buf.workspace = ls.workspace_checks.checks_for(buf.folder)
             except Exception:
                 logger.exception("workspace rules unavailable for %s", buf.folder)
             publish(ls, buf)

@@ -23,7 +23,7 @@ from .client_link import ClientLink, ClientTimeout
 from .convert import minimal_edit
 
 if TYPE_CHECKING:
-    from my_agent_core.workspace import EditApplier, FileChange
+    from my_agent_core.coding_tools import EditApplier, FileChange
 
     from .buffers import Buffers, OpenDocument
 
@@ -56,7 +56,7 @@ class LspEditApplier:
         self._versioned = versioned
         self._can_apply = can_apply
         if disk is None:
-            from my_agent_core.workspace import DiskApplier
+            from my_agent_core.coding_tools import DiskApplier
 
             disk = DiskApplier()
         self._disk = disk
@@ -68,7 +68,7 @@ class LspEditApplier:
         self._through_editor(change)
 
     def _through_editor(self, change: FileChange) -> None:
-        from my_agent_core.workspace import ApplyConflict, ApplyError
+        from my_agent_core.coding_tools import ApplyConflict, ApplyError
 
         if not self._can_apply:
             raise ApplyError(
@@ -102,7 +102,7 @@ class LspEditApplier:
     def _edit_params(self, change: FileChange) -> types.ApplyWorkspaceEditParams:
         """Built on the event loop, where the buffer's text and version change: both are read at
         the same moment as the check that the buffer still holds what the user approved."""
-        from my_agent_core.workspace import ApplyConflict
+        from my_agent_core.coding_tools import ApplyConflict
 
         doc = self._buffers.document_at(change.path)
         if doc is None:

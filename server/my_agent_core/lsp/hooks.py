@@ -15,8 +15,8 @@ from lsprotocol import types
 
 if TYPE_CHECKING:
     from .buffers import Buffers
+    from .folders import MemoryFile
     from .settings import Settings
-    from .workspace import MemoryFile
 
 __all__ = ["ServerHooks"]
 

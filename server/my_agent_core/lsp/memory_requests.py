@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from my_agent_core.memory.paths import FILE_NAMES, TARGETS
 
+from .folders import record_json
 from .params import (
     MEMORY_EDIT_REFUSED,
     RequestError,
@@ -32,13 +33,12 @@ from .protocol_types import (
     MemoryStateResult,
     MemoryToolResult,
 )
-from .workspace import record_json
 
 if TYPE_CHECKING:
     from my_agent_core.memory.store import MemoryStore, WriteEvent
 
+    from .folders import FolderState
     from .server import MyAgentServer
-    from .workspace import FolderState
 
 __all__ = ["AgentToolStores", "caller_name", "register"]
 
@@ -257,7 +257,7 @@ def register(ls: MyAgentServer) -> None:
         store = tool_stores.store(folder)
 
         def run() -> MemoryToolResult:
-            from my_agent_core.memory.tool import make_memory_tool
+            from my_agent_core.memory.memory_tool import make_memory_tool
             from my_agent_core.tools import clean_text
 
             result = make_memory_tool(store).execute(arguments)

@@ -313,7 +313,7 @@ class ChatCompactResult(TypedDict):
     after: int
 
 
-# ---- memory for every agent, and recall (round 2) -------------------------------------------------
+# ---- memory for every agent, and recall -------------------------------------------------
 
 
 class _MemoryToolRequired(TypedDict):
@@ -346,7 +346,7 @@ class RecallItemJson(_RecallItemRequired, total=False):
 
 
 class RecallSearchResult(TypedDict):
-    """`myAgent/recall/search`; `provider: None` when layer 2 is off (or the folder untrusted)."""
+    """`myAgent/recall/search`; `provider: None` when the memory provider is off (or the folder untrusted)."""
 
     provider: str | None
     items: list[RecallItemJson]

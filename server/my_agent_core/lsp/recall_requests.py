@@ -1,4 +1,4 @@
-"""`myAgent/recall/search|get|delete`: the Recall view on a folder's layer-2 archive, and the archive
+"""`myAgent/recall/search|get|delete`: the Recall view on a folder's recall archive, and the archive
 of what agents outside our chat take out of memory.
 
 One provider object per workspace folder (the one `myAgent.memory.provider` names: `archive` by
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from my_agent_core.memory.providers.registry import ProviderContext
     from my_agent_core.memory.store import WriteEvent
 
+    from .folders import FolderState
     from .server import MyAgentServer
-    from .workspace import FolderState
 
 __all__ = [
     "PROVIDER_FAILED",
@@ -265,7 +265,7 @@ class RecallService:
 
     # ----- requests ----------------------------------------------------------------------------
     async def search(self, folder: FolderState, query: str, limit: int) -> RecallSearchResult:
-        """Ranked items for `query`; `provider: None` when layer 2 is off or the folder untrusted."""
+        """Ranked items for `query`; `provider: None` when the memory provider is off or the folder untrusted."""
         if not self.ls.config.is_trusted(folder.path):
             return {"provider": None, "items": []}
         name, _ = self.configured()

@@ -31,11 +31,11 @@ from my_agent_core import __version__
 
 from .buffers import Buffers
 from .convert import UTF8, UTF16, UTF32
+from .folders import MemoryFile, MemoryFolders, memory_file_of
 from .framing import FrameReader, serve_frames
 from .params import RequestError
 from .settings import Settings
-from .workspace import MemoryFile, MemoryWorkspace, memory_file_of
-from .workspace_lint import WorkspaceLint
+from .workspace_checks import EditorWorkspaceChecks
 
 __all__ = ["MyAgentProtocol", "MyAgentServer", "build_server", "main"]
 
@@ -237,8 +237,8 @@ class MyAgentServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self.buffers = Buffers(self)
-        self.memory = MemoryWorkspace(self)
-        self.workspace_lint = WorkspaceLint(self)
+        self.memory = MemoryFolders(self)
+        self.workspace_checks = EditorWorkspaceChecks(self)
         from .chat import ChatManager
 
         self.chat = ChatManager(self)
@@ -363,11 +363,11 @@ class _QuietExpectedErrors(logging.Filter):
 
 def build_server() -> MyAgentServer:
     """A server with every feature module registered (each module: one concern, one `register`)."""
-    from . import actions, chat, diagnostics, memory_requests, views, workspace, workspace_lint
+    from . import actions, chat, diagnostics, folders, memory_requests, views, workspace_checks
     from .recall_requests import register as register_recall
 
     ls = MyAgentServer()
-    for feature in (workspace, memory_requests, chat, diagnostics, actions, views, workspace_lint):
+    for feature in (folders, memory_requests, chat, diagnostics, actions, views, workspace_checks):
         feature.register(ls)
     register_recall(ls)
     return ls

@@ -1,7 +1,7 @@
 """The effective `myAgent` settings: pulled configuration > initializationOptions > environment.
 
 Every value is optional and junk is ignored (it falls back to the default), so a hand-typed setting
-can never break the server; the shapes are those of docs/protocol.md ("Settings", "Settings (round 2)").
+can never break the server; the shapes are those of docs/protocol.md ("Settings", "Settings").
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class ToolSettings:
 
 @dataclass(frozen=True)
 class MemoryLayerSettings:
-    """`myAgent.memory` beyond the budgets: review mode, layer 2 and the user profile's scope."""
+    """`myAgent.memory` beyond the budgets: review mode, the memory provider and the user profile's scope."""
 
     approval: MemoryApproval = "auto"
     provider: str | None = None  # None: MY_AGENT_MEMORY_PROVIDER, else "archive"

@@ -1,7 +1,7 @@
 """`my-agent mcp [--dir PATH] [--user-profile workspace|global] [--provider NAME]`: the memory MCP
 server on stdio.
 
-With a layer-2 provider (`--provider`, else MY_AGENT_MEMORY_PROVIDER, else `archive`) the server
+With a memory provider (`--provider`, else MY_AGENT_MEMORY_PROVIDER, else `archive`) the server
 also offers `memory_search` (the built-in agent's own tool over the folder's `MemoryManager`), and
 the entries a client's replace or remove takes out of memory go to that archive, as a chat
 session's do. stdout carries the protocol only; everything a person should read goes to stderr.
@@ -52,7 +52,7 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--provider",
         default=None,
         metavar="NAME",
-        help="layer-2 memory provider behind `memory_search`: archive, postgres (DSN from "
+        help="memory provider behind `memory_search`: archive, postgres (DSN from "
         "MY_AGENT_PG_DSN), none, or a plug-in (default: $MY_AGENT_MEMORY_PROVIDER or archive)",
     )  # the registry is not imported to build the parser: every `my-agent` command would pay
     parser.set_defaults(handler=run)
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def layer_two(mem_dir: Path, explicit: str | None) -> MemoryManager | None:
-    """The folder's `MemoryManager` (inactive when layer 2 is off or cannot start); None when a
+    """The folder's `MemoryManager` (inactive when the memory provider is off or cannot start); None when a
     provider named on the command line cannot be used (exit 2). A provider chosen by the
     environment that fails is reported on stderr and the server runs without it."""
     from my_agent_core.memory.location import workspace_of

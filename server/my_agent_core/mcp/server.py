@@ -21,10 +21,10 @@ from mcp.shared.exceptions import MCPError
 
 from my_agent_core import __version__
 from my_agent_core.memory.document import ENTRY_DELIMITER
+from my_agent_core.memory.memory_tool import make_memory_tool
 from my_agent_core.memory.paths import FILE_NAMES, TARGETS
 from my_agent_core.memory.safety import describe, scan
 from my_agent_core.memory.store import MemoryStore
-from my_agent_core.memory.tool import make_memory_tool
 from my_agent_core.paths import PathRefused, read_regular, resolve_inside
 from my_agent_core.tools import Tool, ToolResult
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
         open_store,
         resolve_user_profile,
     )
+    from my_agent_core.memory.memory_tool import make_memory_tool
     from my_agent_core.memory.paths import (
         FILE_NAMES,
         MEMORY_SUBDIR,
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
         Operation,
         StoreState,
     )
-    from my_agent_core.memory.tool import make_memory_tool
 
 # Loaded on first use: `my-agent` and the git merge driver start without the store and the scanner.
 __getattr__ = lazy_exports(
@@ -60,7 +60,7 @@ __getattr__ = lazy_exports(
         "MemoryStore": "store",
         "Operation": "store",
         "StoreState": "store",
-        "make_memory_tool": "tool",
+        "make_memory_tool": "memory_tool",
     },
 )
 

@@ -14,7 +14,6 @@ never through a link out of the folder, and never one file under two of the fold
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import logging
 import os
@@ -67,6 +66,7 @@ from my_agent_core.paths import (
     look_up,
     read_regular,
 )
+from my_agent_core.safe_write import write_atomic
 
 __all__ = [
     "LOCK_TIMEOUT",
@@ -830,7 +830,9 @@ class MemoryStore:
             outcome.append(self._append_records(home, record, commit=False))
 
         try:
-            signature = self._atomic_write(path, data, disk.mode, before_sync=journal)
+            signature = _signature(
+                write_atomic(path, data, mode=disk.mode, keep_mode=False, before_sync=journal)
+            )
         except OSError as exc:
             if outcome and outcome[0] is None:
                 home.journal.retract()  # the record of an edit that did not land
@@ -1098,56 +1100,6 @@ class MemoryStore:
                     kept += 1
                     continue
                 old.unlink()  # past the newest MAX_BACKUPS, or an empty leftover of a failed copy
-
-    def _atomic_write(
-        self,
-        path: Path,
-        data: bytes,
-        mode: int | None,
-        before_sync: Callable[[], None] | None = None,
-    ) -> tuple[int, ...]:
-        """Temp file in the same folder (with `mode`, or 0o666 less the umask for a new file), fsync,
-        rename over the target, fsync the folder.
-
-        `before_sync` runs just before the fsync (the journal append: one disk flush then carries both,
-        and a crash can at worst leave a journal record of an edit that did not land, which undo
-        reports as already gone). Returns the new file's identity signature (for the re-read cache)."""
-        folder = os.path.dirname(path) or "."
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-        while True:
-            tmp = os.path.join(folder, f".{path.name}.{os.urandom(6).hex()}.tmp")
-            try:
-                fd = os.open(tmp, flags, 0o666 if mode is None else mode)  # umask applies
-                break
-            except FileExistsError:
-                continue
-        try:
-            try:
-                if mode is not None:
-                    os.fchmod(fd, mode)  # the old file's bits exactly, whatever the umask
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    if written <= 0:
-                        raise OSError(errno.EIO, "the write made no progress")
-                    view = view[written:]
-                if before_sync is not None:
-                    before_sync()
-                os.fsync(fd)
-                os.replace(tmp, path)
-                signature = _signature(os.fstat(fd))  # after the rename, which sets its ctime
-            finally:
-                os.close(fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-        return signature
 
     def _clean_stale_temp_files(self, home: _Home) -> None:
         """Temp files of a writer that died mid-write (only when no writer holds the lock)."""

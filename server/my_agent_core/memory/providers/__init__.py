@@ -1,4 +1,4 @@
-"""Layer 2 of memory: pluggable providers behind one `MemoryManager` (exactly one provider at a time).
+"""Memory providers: pluggable providers behind one `MemoryManager` (exactly one provider at a time).
 
 Built in: `archive` (SQLite FTS5 per folder, the default), `postgres` (a team's shared archive), `none`
 (off); plug-ins register under the entry-point group `my_agent_core.memory_providers`. See

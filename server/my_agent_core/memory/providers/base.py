@@ -1,4 +1,4 @@
-"""Layer 2 of memory: the provider interface, and the manager that runs one provider safely.
+"""Memory providers: the provider interface, and the manager that runs one provider safely.
 
 A provider (the built-in archive, PostgreSQL, a third-party plug-in) is code the agent does not control:
 it may raise, hang on a lock or a network, or slow every turn down. The `MemoryManager` is the only way
@@ -137,7 +137,7 @@ class _Worker:
 class MemoryManager:
     """Holds at most ONE provider and calls its hooks under a guard and a time limit.
 
-    With no provider (layer 2 off, a sub-agent, a provider that broke) every hook is a cheap no-op
+    With no provider (no provider, a sub-agent, a provider that broke) every hook is a cheap no-op
     returning its empty value, so callers never test for a provider first.
     """
 

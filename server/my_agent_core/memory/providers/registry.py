@@ -1,10 +1,10 @@
-"""Providers by name: the built-in `archive` (default) and `postgres`, `none` (layer 2 off), and
+"""Providers by name: the built-in `archive` (default) and `postgres`, `none` (memory provider off), and
 third-party providers from the entry-point group `my_agent_core.memory_providers`.
 
 An entry point names a factory: a callable taking one `ProviderContext` and returning a
 `MemoryProvider` (a `MemoryProvider` subclass whose `__init__` takes the context works as is).
 `build_manager` is what a session calls: it never raises; a provider that cannot start is reported once
-through `on_error` and the session runs without layer 2.
+through `on_error` and the session runs without a memory provider.
 """
 
 from __future__ import annotations

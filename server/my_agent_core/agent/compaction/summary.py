@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ..memory.render import SUMMARY_TAG, cut, quote, render_summary
-from .messages import Message, assistant_message, text_message, tool_message
-from .stream import StepResult, ToolCallSlot
+from ...memory.render import SUMMARY_TAG, cut, quote, render_summary
+from ..messages import Message, assistant_message, text_message, tool_message
+from ..stream import StepResult, ToolCallSlot
 
 __all__ = [
     "DEFAULT_COMPACT_AT",

@@ -44,7 +44,7 @@ __all__ = [
     "WATCH_GLOB",
     "FolderState",
     "MemoryFile",
-    "MemoryWorkspace",
+    "MemoryFolders",
     "observed_store",
     "register",
 ]
@@ -142,7 +142,7 @@ def record_json(record: JournalRecord) -> JournalEntryJson:
     }
 
 
-class MemoryWorkspace:
+class MemoryFolders:
     """The folders the editor has open, their stores, and the announcements of their changes."""
 
     def __init__(self, ls: MyAgentServer) -> None:
@@ -451,7 +451,7 @@ def register(ls: MyAgentServer) -> None:
     @ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def on_folders(ls: MyAgentServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
         added, removed = ls.memory.sync_folders()
-        ls.workspace_lint.sync_folders()
+        ls.workspace_checks.sync_folders()
         for path in added:
             ls.memory.baseline(ls.memory.folders[path])
         for path in removed:
@@ -459,7 +459,7 @@ def register(ls: MyAgentServer) -> None:
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def on_watched(ls: MyAgentServer, params: types.DidChangeWatchedFilesParams) -> None:
-        ls.workspace_lint.file_events(params.changes)  # the index behind stale-reference
+        ls.workspace_checks.file_events(params.changes)  # the index behind stale-reference
         seen: set[Path] = set()
         for change in params.changes:
             mf = ls.memory_file(change.uri)

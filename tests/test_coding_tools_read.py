@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_workspace_helpers import *  # noqa: F403
-from tests.test_workspace_helpers import Workspace
+from tests.test_coding_tools_helpers import *  # noqa: F403
+from tests.test_coding_tools_helpers import Workspace
 
 
 @pytest.fixture
@@ -141,8 +141,8 @@ def test_absolute_paths_and_symlinks_out_are_refused(workspace: Workspace, tmp_p
 
 
 def test_a_symlinked_workspace_folder_works(tmp_path: Path) -> None:
-    from my_agent_core.workspace import DiskApplier, make_workspace_tools
-    from tests.test_workspace_helpers import StubApprover
+    from my_agent_core.coding_tools import DiskApplier, make_workspace_tools
+    from tests.test_coding_tools_helpers import StubApprover
 
     real = tmp_path / "real"
     (real / "src").mkdir(parents=True)

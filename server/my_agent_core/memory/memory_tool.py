@@ -15,13 +15,13 @@ from my_agent_core.memory.store import MemoryEditError, MemoryStore, Operation
 from my_agent_core.tools import Tool
 
 if TYPE_CHECKING:
-    from my_agent_core.workspace.approval import (
+    from my_agent_core.coding_tools.approval import (
         ApprovalGate,
         Approver,
         Decision,
         DecisionListener,
     )
-    from my_agent_core.workspace.seams import CancelToken
+    from my_agent_core.coding_tools.seams import CancelToken
 
 __all__ = ["MEMORY_TOOL_DESCRIPTION", "REVIEW_NOTE", "make_memory_tool"]
 
@@ -143,7 +143,7 @@ def _gate(
     approver: Approver, cancel: CancelToken | None, on_decision: DecisionListener | None
 ) -> ApprovalGate:
     # Imported here: the workspace tools are not loaded for stores that never ask (CLI, MCP, LSP).
-    from my_agent_core.workspace.approval import ApprovalGate
+    from my_agent_core.coding_tools.approval import ApprovalGate
 
     return ApprovalGate(approver, cancel=cancel, listener=on_decision)
 
@@ -156,8 +156,8 @@ def _reviewed(
     author: str | None,
 ) -> str:
     """Preview, ask, then apply exactly what was approved (or explain why nothing was saved)."""
-    from my_agent_core.workspace.approval import ApprovalRequest
-    from my_agent_core.workspace.textfile import unified_diff
+    from my_agent_core.coding_tools.approval import ApprovalRequest
+    from my_agent_core.coding_tools.textfile import unified_diff
 
     preview = store.preview(target, operations)
     if not preview.changed:  # a duplicate add, a replace with the same text: nothing to approve

@@ -12,7 +12,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .compaction import (
+from ..errors import AgentError
+from ..messages import Message
+from .summary import (
     CompactionPlan,
     CompactionReason,
     CompactionSettings,
@@ -22,8 +24,6 @@ from .compaction import (
     plan_compaction,
     trim_to_fit,
 )
-from .errors import AgentError
-from .messages import Message
 
 __all__ = ["MIN_COMPACTION_SHARE", "SUMMARY_VIEW_SHARE", "SessionCompactor"]
 

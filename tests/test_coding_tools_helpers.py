@@ -1,7 +1,7 @@
 """Shared pieces of the workspace-tool tests (no tests here): a recording Approver stub, a
 dict-backed BufferReader, and a factory for the six tools on a temp folder with either backend.
 
-Import into a test module with `from tests.test_workspace_helpers import *  # noqa: F403`.
+Import into a test module with `from tests.test_coding_tools_helpers import *  # noqa: F403`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from my_agent_core.tools import Tool, ToolResult
-from my_agent_core.workspace import (
+from my_agent_core.coding_tools import (
     ApprovalRequest,
     Decision,
     DiskApplier,
@@ -23,6 +22,7 @@ from my_agent_core.workspace import (
     WorkspaceSettings,
     make_workspace_tools,
 )
+from my_agent_core.tools import Tool, ToolResult
 
 __all__ = [
     "BACKENDS",

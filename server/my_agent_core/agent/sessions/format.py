@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .messages import Message
+from ..messages import Message
 
 __all__ = [
     "FORMAT",

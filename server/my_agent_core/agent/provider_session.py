@@ -1,4 +1,4 @@
-"""The agent's side of layer 2 (memory providers): recall into the user message, archive finished
+"""The agent's side of the memory providers: recall into the user message, archive finished
 turns, forward memory writes, and say once when the provider broke.
 
 The `MemoryManager` already guards every hook (a time limit, failures logged and skipped), so a

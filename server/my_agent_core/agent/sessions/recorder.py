@@ -12,8 +12,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .messages import Message
-from .sessions import SessionHeader, SessionRecord, SessionStore, SessionWriter
+from ..messages import Message
+from .store import SessionHeader, SessionRecord, SessionStore, SessionWriter
 
 __all__ = ["SessionRecorder"]
 

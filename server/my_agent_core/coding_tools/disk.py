@@ -7,60 +7,13 @@ the original (keeping its mode). A file that changed since its diff was shown is
 
 from __future__ import annotations
 
-import contextlib
-import os
-import stat
-from pathlib import Path
-
 from my_agent_core.paths import PathRefused, read_regular
+from my_agent_core.safe_write import write_atomic
 
 from .seams import ApplyConflict, ApplyError, FileChange
 from .textfile import decode_for_edit
 
-__all__ = ["DiskApplier", "write_atomic"]
-
-_DEFAULT_MODE = 0o666
-
-
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Replace `path` by `data` with temp + fsync + rename; `mode` defaults to the existing file's
-    (or 0o666 minus the umask for a new file). Raises OSError; the original is intact on failure."""
-    folder = path.parent
-    if mode is None:
-        try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = _DEFAULT_MODE & ~umask
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    flags |= getattr(os, "O_CLOEXEC", 0)
-    for attempt in range(100):
-        tmp = folder / f".{path.name}.{os.getpid()}.{attempt}.my-agent.tmp"
-        try:
-            fd = os.open(tmp, flags, 0o600)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise OSError(f"cannot create a temporary file in {folder}")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+__all__ = ["DiskApplier"]
 
 
 class DiskApplier:

@@ -3,17 +3,18 @@ and the disk applier that never half-writes or overwrites what changed meanwhile
 
 from __future__ import annotations
 
-import os
+import errno
 import stat
 import threading
 from pathlib import Path
 
 import pytest
 
-from my_agent_core.workspace import ApprovalRequest, Decision, DiskApplier, FileChange
-from my_agent_core.workspace.seams import ApplyConflict
-from tests.test_workspace_helpers import *  # noqa: F403
-from tests.test_workspace_helpers import Workspace
+from my_agent_core import safe_write
+from my_agent_core.coding_tools import ApprovalRequest, Decision, DiskApplier, FileChange
+from my_agent_core.coding_tools.seams import ApplyConflict
+from tests.test_coding_tools_helpers import *  # noqa: F403
+from tests.test_coding_tools_helpers import Workspace
 
 
 @pytest.fixture
@@ -219,28 +220,21 @@ def test_model_text_with_lone_surrogates_is_cleaned(workspace: Workspace) -> Non
     assert (workspace.root / "emoji.txt").read_text(encoding="utf-8") == "half ? emoji\n"
 
 
-def test_atomic_write_leaves_the_original_when_the_write_fails(tmp_path: Path) -> None:
+def test_atomic_write_leaves_the_original_when_the_write_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = tmp_path / "keep.txt"
     target.write_text("original\n")
-    folder_mode = tmp_path.stat().st_mode
     change = FileChange(target, "keep.txt", "original\n", "new\n", "disk", "")
-    if os.geteuid() == 0:
-        # root ignores permissions: fail the write by making the temp file's name a folder.
-        blocker = tmp_path / f".keep.txt.{os.getpid()}.0.my-agent.tmp"
-        for attempt in range(100):
-            (tmp_path / f".keep.txt.{os.getpid()}.{attempt}.my-agent.tmp").mkdir()
-        with pytest.raises(Exception, match="could not be written"):
-            DiskApplier().apply(change)
-        assert blocker.is_dir()
-    else:
-        tmp_path.chmod(0o500)
-        try:
-            with pytest.raises(Exception, match="could not be written"):
-                DiskApplier().apply(change)
-        finally:
-            tmp_path.chmod(folder_mode)
+
+    def disk_full(_fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(safe_write.os, "fsync", disk_full)
+    with pytest.raises(Exception, match="could not be written"):
+        DiskApplier().apply(change)
     assert target.read_text() == "original\n"
-    assert not [p for p in tmp_path.iterdir() if p.is_file() and p.name.endswith(".tmp")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]  # no temp file left
 
 
 def test_concurrent_edits_of_different_files_all_land(workspace: Workspace) -> None:

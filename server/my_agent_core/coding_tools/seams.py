@@ -3,7 +3,7 @@
 The tools are editor-agnostic: they read unsaved text through a `BufferReader`, apply approved
 changes through an `EditApplier` and stop when a `CancelToken` is set. The language server implements
 these with its open documents, `workspace/applyEdit` and the Stop button; the terminal with nothing,
-an atomic file write and Ctrl-C. See docs/workspace.md.
+an atomic file write and Ctrl-C. See docs/coding-tools.md.
 """
 
 from __future__ import annotations

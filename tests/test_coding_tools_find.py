@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from my_agent_core.workspace.ignore import GlobFilter, walk_files
-from my_agent_core.workspace.ripgrep import BASE_FLAGS
-from tests.test_workspace_helpers import *  # noqa: F403
-from tests.test_workspace_helpers import RG, Workspace
+from my_agent_core.coding_tools.ignore import GlobFilter, walk_files
+from my_agent_core.coding_tools.ripgrep import BASE_FLAGS
+from tests.test_coding_tools_helpers import *  # noqa: F403
+from tests.test_coding_tools_helpers import RG, Workspace
 
 
 def project(ws: Workspace) -> Workspace:
@@ -247,7 +247,7 @@ def backdate(root: Path) -> None:
 
 
 def test_listings_are_remembered_until_something_changes(tmp_path: Path, monkeypatch) -> None:
-    import my_agent_core.workspace.listing as listing
+    import my_agent_core.coding_tools.listing as listing
 
     walks = []
     real_walk = listing.walk_files

@@ -1,8 +1,8 @@
 """The coding tools of a trusted workspace folder, and the seams an editor plugs into them.
 
-See docs/workspace.md. Public names: `make_workspace_tools`, `workspace_instructions`,
+See docs/coding-tools.md. Public names: `make_workspace_tools`, `workspace_instructions`,
 `WorkspaceSettings`; the seams `Approver`, `ApprovalRequest`, `Decision`, `EditApplier`,
-`FileChange`, `BufferReader`, `CancelToken`; the terminal's `DiskApplier`.
+`FileChange`, `BufferReader`, `CancelToken`; the terminal's `DiskApplier`. Files are written by `my_agent_core.safe_write`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from my_agent_core.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from my_agent_core.workspace.approval import (
+    from my_agent_core.coding_tools.approval import (
         ApprovalGate,
         ApprovalKind,
         ApprovalReason,
@@ -22,9 +22,9 @@ if TYPE_CHECKING:
         DecisionListener,
         command_is_preapproved,
     )
-    from my_agent_core.workspace.disk import DiskApplier, write_atomic
-    from my_agent_core.workspace.ripgrep import editor_ripgrep_paths, find_ripgrep
-    from my_agent_core.workspace.seams import (
+    from my_agent_core.coding_tools.disk import DiskApplier
+    from my_agent_core.coding_tools.ripgrep import editor_ripgrep_paths, find_ripgrep
+    from my_agent_core.coding_tools.seams import (
         ApplyConflict,
         ApplyError,
         BufferReader,
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
         EditApplier,
         FileChange,
     )
-    from my_agent_core.workspace.settings import WorkspaceSettings
-    from my_agent_core.workspace.tools import (
+    from my_agent_core.coding_tools.settings import WorkspaceSettings
+    from my_agent_core.coding_tools.toolset import (
         TOOL_NAMES,
         make_workspace_tools,
         workspace_instructions,
@@ -52,7 +52,6 @@ __getattr__ = lazy_exports(
         "DecisionListener": "approval",
         "command_is_preapproved": "approval",
         "DiskApplier": "disk",
-        "write_atomic": "disk",
         "editor_ripgrep_paths": "ripgrep",
         "find_ripgrep": "ripgrep",
         "ApplyConflict": "seams",
@@ -62,9 +61,9 @@ __getattr__ = lazy_exports(
         "EditApplier": "seams",
         "FileChange": "seams",
         "WorkspaceSettings": "settings",
-        "TOOL_NAMES": "tools",
-        "make_workspace_tools": "tools",
-        "workspace_instructions": "tools",
+        "TOOL_NAMES": "toolset",
+        "make_workspace_tools": "toolset",
+        "workspace_instructions": "toolset",
     },
 )
 
@@ -90,5 +89,4 @@ __all__ = [
     "find_ripgrep",
     "make_workspace_tools",
     "workspace_instructions",
-    "write_atomic",
 ]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from my_agent_core.workspace import Decision, command_is_preapproved
-from tests.test_workspace_helpers import *  # noqa: F403
-from tests.test_workspace_helpers import Workspace
+from my_agent_core.coding_tools import Decision, command_is_preapproved
+from tests.test_coding_tools_helpers import *  # noqa: F403
+from tests.test_coding_tools_helpers import Workspace
 
 
 @pytest.fixture

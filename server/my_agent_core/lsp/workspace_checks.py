@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the context package is loaded when a memory file is first o
 
     from .server import MyAgentServer
 
-__all__ = ["WATCH_ALL_GLOB", "WorkspaceLint", "register"]
+__all__ = ["WATCH_ALL_GLOB", "EditorWorkspaceChecks", "register"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +60,8 @@ class _NoWorkspace:
         return self.rules.lint_layout(layout)
 
 
-class WorkspaceLint:
-    """The workspace checks of the editor's folders (`ls.workspace_lint`)."""
+class EditorWorkspaceChecks:
+    """The workspace checks of the editor's folders (`ls.workspace_checks`)."""
 
     def __init__(self, ls: MyAgentServer) -> None:
         self.ls = ls
@@ -209,4 +209,4 @@ def register(ls: MyAgentServer) -> None:
         ),
     )
     def on_renamed(ls: MyAgentServer, params: types.RenameFilesParams) -> None:
-        ls.workspace_lint.renamed(params.files)
+        ls.workspace_checks.renamed(params.files)

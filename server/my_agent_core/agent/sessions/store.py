@@ -31,10 +31,9 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ..paths import PathRefused, read_regular, read_tail
-from ..private import SESSIONS_DIR, private_dir
-from .session_files import TAIL_BYTES, SessionWriter, check_owned, is_open, remove_unless_open
-from .session_format import (
+from ...paths import PathRefused, read_regular, read_tail
+from ...private import SESSIONS_DIR, private_dir
+from .format import (
     SUFFIX,
     SessionBusy,
     SessionDamaged,
@@ -50,6 +49,7 @@ from .session_format import (
     parse_session,
     title_of,
 )
+from .writer import TAIL_BYTES, SessionWriter, check_owned, is_open, remove_unless_open
 
 __all__ = [
     "DEFAULT_MAX_AGE_DAYS",

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..paths import read_tail
-from .session_format import (
+from ...paths import read_tail
+from .format import (
     SUFFIX,
     SessionBusy,
     SessionDamaged,

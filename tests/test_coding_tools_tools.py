@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from my_agent_core.workspace import (
+from my_agent_core.coding_tools import (
     TOOL_NAMES,
     ApprovalGate,
     ApprovalRequest,
@@ -21,7 +21,7 @@ from my_agent_core.workspace import (
     make_workspace_tools,
     workspace_instructions,
 )
-from tests.test_workspace_helpers import StubApprover
+from tests.test_coding_tools_helpers import StubApprover
 
 EDIT = ApprovalRequest(kind="edit", title="Edit a.py", detail="--- a/a.py\n+++ b/a.py\n")
 
