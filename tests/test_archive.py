@@ -17,6 +17,7 @@ from my_agent_core.memory import MemoryStore
 from my_agent_core.memory.providers import MemoryManager, make_memory_search_tool
 from my_agent_core.memory.providers.archive import ArchiveProvider, archive_path
 from my_agent_core.memory.providers.indexed import MAX_FIELD_CHARS
+from my_agent_core.private import PRIVATE_PATTERNS
 from tests.support.recall_corpus import RELATED, REMOVED, TURNS, UNRELATED
 
 
@@ -41,7 +42,8 @@ def archive(filled: Path) -> Iterator[ArchiveProvider]:
 def test_the_archive_lives_beside_memory_and_is_git_ignored(filled: Path) -> None:
     path = archive_path(filled, create=False)
     assert path == filled / ".my_agent_core" / "archive" / "archive.sqlite3" and path.is_file()
-    assert "archive/" in (filled / ".my_agent_core" / ".gitignore").read_text().splitlines()
+    lines = (filled / ".my_agent_core" / ".gitignore").read_text().splitlines()
+    assert set(PRIVATE_PATTERNS) <= set(lines)  # the archive, and every other private file
     assert (path.parent.stat().st_mode & 0o777) == 0o700
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from my_agent_core.paths import PathRefused
-from my_agent_core.private import GITIGNORE_HEADER, private_dir
+from my_agent_core.private import GITIGNORE_HEADER, PRIVATE_PATTERNS, private_dir
 
 
 def test_private_dir_is_created_owner_only_and_git_ignored(tmp_path: Path) -> None:
@@ -18,7 +18,7 @@ def test_private_dir_is_created_owner_only_and_git_ignored(tmp_path: Path) -> No
     private_dir(tmp_path, "archive")
     private_dir(tmp_path, "sessions")  # a second time adds nothing
     lines = (tmp_path / ".my_agent_core" / ".gitignore").read_text().splitlines()
-    assert lines == [GITIGNORE_HEADER, "sessions/", "archive/"]
+    assert lines == [GITIGNORE_HEADER, *PRIVATE_PATTERNS]
 
 
 def test_git_really_ignores_what_is_inside(tmp_path: Path) -> None:
@@ -38,8 +38,11 @@ def test_an_existing_gitignore_is_extended_not_rewritten(tmp_path: Path) -> None
     base = tmp_path / ".my_agent_core"
     base.mkdir()
     (base / ".gitignore").write_text("custom-line")
+    (base / ".gitignore").chmod(0o640)
     private_dir(tmp_path, "archive")
-    assert (base / ".gitignore").read_text() == f"custom-line\n{GITIGNORE_HEADER}\narchive/\n"
+    patterns = "".join(f"{line}\n" for line in PRIVATE_PATTERNS)
+    assert (base / ".gitignore").read_text() == f"custom-line\n{GITIGNORE_HEADER}\n{patterns}"
+    assert (base / ".gitignore").stat().st_mode & 0o777 == 0o640  # its mode is kept
 
 
 def test_linked_private_folders_are_refused(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from my_agent_core.agent.sessions.signing import sign_header
 from my_agent_core.agent import (
     Agent,
     SessionBusy,
@@ -57,6 +59,12 @@ def mem(action: str, **fields: str) -> dict:
 
 def bodies(fake) -> list[bytes]:
     return [r.body for r in fake.completion_requests]
+
+
+def resign(header: bytes) -> bytes:
+    """A header line as this machine would sign it (its old signature, if any, dropped)."""
+    body = re.sub(rb',"mac":"[0-9a-f]{64}"\}$', b"}", header)
+    return sign_header(body + b"\n").rstrip(b"\n")
 
 
 def session_file(store: SessionStore, agent: Agent) -> Path:
@@ -245,11 +253,17 @@ def test_a_torn_last_line_is_ignored_and_cut_off(fake, client, folder, store) ->
         ),
         (lambda lines: lines.__setitem__(2, b'{"t":"cut","n":99}'), "line 3: a rollback"),
         (lambda lines: lines.__setitem__(2, b'{"t":"weird"}'), "unknown record 'weird'"),
-        (
-            lambda lines: lines.__setitem__(0, lines[0].replace(b'"version":1', b'"version":9')),
+        (  # a newer my-agent on this machine signs what it writes: the version is what stops it
+            lambda lines: lines.__setitem__(
+                0, resign(lines[0].replace(b'"version":1', b'"version":9'))
+            ),
             "version 9 of the session format",
         ),
-        (lambda lines: lines.__setitem__(0, b'{"t":"msg"}'), "not a my-agent session header"),
+        (lambda lines: lines.__setitem__(0, resign(b'{"t":"msg"}')), "not a my-agent session header"),
+        (  # an edited header no longer carries this machine's signature
+            lambda lines: lines.__setitem__(0, lines[0].replace(b'"model":"m"', b'"model":"x"')),
+            "not written by my-agent for you on this machine",
+        ),
     ],
 )
 def test_a_hand_damaged_file_is_a_clear_error_and_left_alone(
@@ -295,7 +309,9 @@ def test_files_this_user_did_not_write_here_are_refused(fake, client, folder, st
     with pytest.raises(SessionDamaged, match="not a regular file"):
         store.load("fifo")
     huge = directory / "huge.jsonl"
-    with open(huge, "wb") as handle:
+    header = path.read_bytes().split(b"\n")[0].replace(agent.session_id.encode(), b"huge")
+    with open(huge, "wb") as handle:  # signed here (else it is refused unread), then too large
+        handle.write(resign(header) + b"\n")
         handle.truncate(65 * 1024 * 1024)  # sparse: cheap, and still over the bound
     huge.chmod(0o600)
     with pytest.raises(SessionError, match="more than"):

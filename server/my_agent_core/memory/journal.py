@@ -23,14 +23,16 @@ import os
 import re
 import stat
 import time
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from my_agent_core.memory.document import serialize
+from my_agent_core.bounded_json import loads
 from my_agent_core.paths import PathRefused, read_tail
+from my_agent_core.private import keep_private_memory
+from my_agent_core.safe_write import write_atomic
 
 __all__ = [
     "FILE_ACTIONS",
@@ -398,6 +400,9 @@ class Journal:
         self._fd = fd
         self._fd_pid = os.getpid()
         self._ends_at = -1  # a file we did not write last: look at its end
+        # The journal is private and is created by the first write of every front end, so this is
+        # where a workspace's `.my_agent_core/.gitignore` is made complete (a no-op once it is).
+        keep_private_memory(self.path.parent)
         return fd, st.st_size
 
     def history(self) -> History:
@@ -417,7 +422,7 @@ class Journal:
                 continue
             try:
                 items.append(_parse(line))
-            except (ValueError, RecursionError):
+            except ValueError:
                 items.append(Damage(number))
         return History(tuple(items))
 
@@ -443,7 +448,7 @@ class Journal:
                     continue
                 try:
                     return _parse(line)
-                except (ValueError, RecursionError):
+                except ValueError:
                     continue  # a torn or garbled line: the one before it may be whole
             if not found[1] or window >= self.max_read_bytes:
                 return None
@@ -484,19 +489,7 @@ class Journal:
             if kept and (size > _KEEP_BYTES or count > MAX_RECORDS):
                 break
             kept.append(line)
-        tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:8]}.tmp")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        try:
-            fd = os.open(tmp, flags, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(b"".join(reversed(kept)))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.path)
-        finally:
-            tmp.unlink(
-                missing_ok=True
-            )  # a no-op once renamed; the store's load sweeps a killed one
+        write_atomic(self.path, b"".join(reversed(kept)))  # keeps the journal's mode (0600)
         self.close()  # the next append opens the new file
 
 
@@ -540,5 +533,6 @@ def _whole_lines(data: bytes, cut: bool) -> list[bytes]:
 
 
 def _parse(line: bytes) -> JournalRecord:
-    """One journal line as a record (raises ValueError or RecursionError when it is not one)."""
-    return JournalRecord.from_json(json.loads(line.decode("utf-8")))
+    """One journal line as a record (raises ValueError when it is not one, `JsonTooDeep` for a line
+    nested past any record's depth)."""
+    return JournalRecord.from_json(loads(line.decode("utf-8"), what="a history line"))

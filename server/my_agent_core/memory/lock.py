@@ -8,12 +8,15 @@ the holder (Linux lists flock holders in /proc/locks), so the user knows what to
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
-__all__ = ["LockHolder", "LockTimeout", "acquire", "holder_of"]
+__all__ = ["LockHolder", "LockTimeout", "acquire", "holder_of", "open_lock_file"]
 
 _FIRST_POLL = 0.0005  # seconds; doubled after every miss...
 _LAST_POLL = 0.01  # ...up to this, so a freed lock is taken within 10 ms
@@ -38,6 +41,35 @@ class LockTimeout(Exception):
         super().__init__(f"still locked after {waited:.3g} s")
         self.waited = waited
         self.holder = holder
+
+
+_OPEN_LOCK = (
+    os.O_RDWR
+    | os.O_CREAT
+    | os.O_NONBLOCK
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def open_lock_file(path: Path | str) -> int:
+    """A descriptor of the lock file at `path`, created owner-only when missing.
+
+    A lock file is opened with `O_CREAT` and no rename, so it is the one file whose open itself must
+    refuse what a cloned repository could plant there: a link (`O_NOFOLLOW`: the open fails rather
+    than create or touch a file elsewhere) and a FIFO or device (`O_NONBLOCK`, then refused as not a
+    regular file). Raises OSError whose `strerror` says which.
+    """
+    try:
+        fd = os.open(path, _OPEN_LOCK, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "it is a symbolic link", str(path)) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "it is not a regular file", str(path))
+    return fd
 
 
 def acquire(fd: int, timeout: float) -> None:

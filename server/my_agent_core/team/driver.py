@@ -9,11 +9,9 @@ command line.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import sys
-import tempfile
 import unicodedata
 from pathlib import Path
 from typing import TextIO
@@ -22,6 +20,7 @@ from my_agent_core.memory.document import budget_used
 from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 from my_agent_core.memory.paths import FILE_NAMES
 from my_agent_core.paths import PathRefused, read_regular
+from my_agent_core.safe_write import write_atomic
 from my_agent_core.team.merge import Merged, merge_texts
 
 __all__ = ["EXIT_MERGED", "EXIT_NOT_MERGED", "MAX_INPUT_BYTES", "DriverError", "run_driver"]
@@ -99,32 +98,12 @@ def _refuse_link(path: str) -> None:
 
 
 def _write(path: str, text: str) -> None:
-    """Replace OURS atomically (temp file, rename) keeping its mode: a crash leaves the old file.
-
-    No fsync: git reads the result at once and records it itself; a machine crash mid-merge loses
-    the merge state anyway, never the text of either version (both are in git's objects)."""
-    target = Path(path)
+    """Replace OURS through the one safe writer (unguessable temp, no link followed, fsync, rename)
+    keeping its mode: a crash leaves the old file, and a link planted beside it is never written."""
     try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mode = 0o644
+        write_atomic(path, text.encode("utf-8"))
     except OSError as exc:
-        raise DriverError(f"ours ({path}) cannot be read: {exc.strerror}.") from None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise DriverError(
-            f"cannot write next to ours ({path}): {exc.strerror}; not merged."
-        ) from None
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-        os.replace(tmp, target)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise DriverError(f"cannot write ours ({path}): {exc.strerror}; not merged.") from None
+        raise DriverError(f"cannot write ours ({path}): {exc.strerror or exc}; not merged.") from None
 
 
 def _notes(merged: Merged, file_name: str) -> list[str]:

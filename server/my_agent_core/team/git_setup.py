@@ -2,9 +2,10 @@
 
 Three things, each idempotent and reported: `.gitattributes` routes MEMORY.md to the entry-wise merge
 driver; the repository's config defines that driver with a command that works without `my-agent` on
-git's PATH; `.my_agent_core/.gitignore` keeps out what belongs to one person on one machine (USER.md,
-the history journal, backups, the lock, temp files, chat sessions, the archive). Files of that kind
-that are already committed are untracked only when asked (`--untrack`), since that is a change the
+git's PATH; `.my_agent_core/.gitignore` keeps out everything but MEMORY.md: what belongs to one person
+on one machine (USER.md, the history journal, backups, the lock, temp files, chat sessions, the
+archive; the first write of any front end already adds these lines, see `private.py`). Files of that
+kind that are already committed are untracked only when asked (`--untrack`), since that is a change the
 whole team receives.
 
 The git config is per clone, never shared by a push: each teammate runs this once. Without it git
@@ -15,23 +16,15 @@ from __future__ import annotations
 
 import os
 import shlex
-import stat
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from my_agent_core.memory.paths import (
-    FILE_NAMES,
-    JOURNAL_NAME,
-    LOCK_NAME,
-    MEMORY_SUBDIR,
-    memory_dir_of,
-)
-from my_agent_core.memory.store import BACKUP_DIR
+from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR, memory_dir_of
 from my_agent_core.paths import PathRefused, check_memory_folder, read_regular
-from my_agent_core.private import ARCHIVE_DIR, SESSIONS_DIR, ensure_ignored
+from my_agent_core.private import PRIVATE_PATTERNS, ensure_ignored
+from my_agent_core.safe_write import make_folders, write_atomic
 
 __all__ = [
     "ATTRIBUTE_LINE",
@@ -48,17 +41,6 @@ DRIVER_NAME = "my-agent-memory"
 MEMORY_PATH = "/".join((*MEMORY_SUBDIR, FILE_NAMES["memory"]))
 ATTRIBUTE_LINE = f"{MEMORY_PATH} merge={DRIVER_NAME}"
 _DRIVER_TITLE = "my-agent: entry-wise merge of MEMORY.md"
-_MEMORY = MEMORY_SUBDIR[1]
-#: Relative to `.my_agent_core/` (where the .gitignore lives): everything but MEMORY.md.
-PRIVATE_PATTERNS = [
-    f"{_MEMORY}/{FILE_NAMES['user']}",
-    f"{_MEMORY}/{JOURNAL_NAME}",
-    f"{_MEMORY}/{BACKUP_DIR}/",
-    f"{_MEMORY}/{LOCK_NAME}",
-    ".*.tmp",  # the store's and the journal's temp files, at any depth
-    f"{SESSIONS_DIR}/",
-    f"{ARCHIVE_DIR}/",
-]
 _MAX_ATTRIBUTES_BYTES = 1 << 20
 _GIT_TIMEOUT_S = 60
 
@@ -185,20 +167,11 @@ def _merge_attribute(root: Path) -> str:
 
 
 def _replace_file(path: Path, text: str) -> None:
-    """Atomic rewrite (temp file, rename) keeping the file's mode."""
+    """Atomic rewrite through the one safe writer, keeping the file's mode."""
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-        os.replace(tmp, path)
+        write_atomic(path, text.encode("utf-8"))
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise GitSetupError(f"cannot write {path}: {exc.strerror}.") from None
+        raise GitSetupError(f"cannot write {path}: {exc.strerror or exc}.") from None
 
 
 # ---------------------------------------------------------------------------------- git config
@@ -232,17 +205,18 @@ def _ignore_private(base: Path, report: SetupReport) -> None:
         raise GitSetupError(
             f"{gitignore} is a symbolic link; replace it with a plain file and retry."
         )
-    base.mkdir(exist_ok=True)
+    try:
+        make_folders(base.parent, base.name)
+    except (OSError, PathRefused) as exc:
+        raise GitSetupError(f"cannot create {base}: {exc}") from None
     before = _lines(gitignore)
-    ensure_ignored(base, PRIVATE_PATTERNS)
-    after = _lines(gitignore)
-    missing = [p for p in PRIVATE_PATTERNS if p not in after]
-    if missing:
-        raise GitSetupError(f"could not update {gitignore}; add these lines by hand: {missing}")
+    problem = ensure_ignored(base, PRIVATE_PATTERNS)
+    if problem is not None:
+        raise GitSetupError(problem)
     added = [p for p in PRIVATE_PATTERNS if p not in before]
     rel = f"{MEMORY_SUBDIR[0]}/.gitignore"
     if added:
-        report.done.append(f"{rel}: now keeps out {', '.join(added)}")
+        report.done.append(f"{rel}: now keeps out everything but {MEMORY_PATH}")
     else:
         report.done.append(f"{rel}: private files already kept out")
     report.notes.append(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...bounded_json import loads
 from ..messages import Message
 
 __all__ = [
@@ -150,7 +151,9 @@ class SessionRecord:
 @dataclass(frozen=True)
 class SessionInfo:
     """One line of a listing. `open`: an agent holds the session right now (any process).
-    `error`: why the session cannot be resumed (damaged), else None."""
+    `error`: why the session cannot be resumed (damaged, or not signed here), else None.
+    `signed`: False when the file is not proven to be this machine's (see signing.py): pruning
+    never deletes such a file (a cloned repository's file is not ours to remove)."""
 
     id: str
     title: str
@@ -162,6 +165,7 @@ class SessionInfo:
     open: bool = False
     error: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    signed: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -175,6 +179,7 @@ class SessionInfo:
             "open": self.open,
             "error": self.error,
             "meta": self.meta,
+            "signed": self.signed,
         }
 
 
@@ -296,8 +301,8 @@ def parse_session(data: bytes, *, name: str) -> SessionRecord:
     records: list[dict[str, Any]] = []
     for number, raw in enumerate(lines, start=1):
         try:
-            record = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
+            record = loads(raw, what="the record")
+        except ValueError as exc:  # JsonTooDeep and UnicodeDecodeError are ValueErrors too
             raise SessionDamaged(
                 f"{name}: line {number} is not JSON ({exc}); the session cannot be resumed and the "
                 "file is left as it is."

@@ -6,7 +6,7 @@ One file per session, `<folder>/.my_agent_core/sessions/<id>.jsonl` (owner-only,
 
     {"t": "session", "format": "my-agent-session", "version": 1, "id", "folder", "model",
      "created", "system": <the frozen system prompt>, "tools": [<schemas as sent>],
-     "snapshot": {"memory": [...], "user": [...]} | null, "meta": {...}}
+     "snapshot": {"memory": [...], "user": [...]} | null, "meta": {...}, "mac": <signing.py>}
     {"t": "msg", "m": <a message exactly as sent>}
     {"t": "cut", "n": N}           a failed turn rolled the history back to N messages
     {"t": "compact", "reason", "before", "after", "m": [<the new history>]}
@@ -16,21 +16,23 @@ Counts never include the system message. A torn last line (a crash mid-write) is
 when the session is opened again; damage anywhere else is a clear error and the file is left as it is.
 A session file is held under an exclusive `flock` while an agent has it open, so two processes never
 write one session, and pruning never removes an open one. The text in a file is data: it goes back to
-the model only as the session's own history, and a file that this user did not create here (not
-owner-only: e.g. shipped inside a cloned repository) is refused before it is read.
+the model only as the session's own history. A file that my-agent did not write for this user on this
+machine is refused before it is read: not owner-only and yours (`writer.check_owned`), or without this
+machine's signature on its header (`signing.py`: a session shipped inside a cloned repository, whatever
+its mode). Every JSON line is parsed with a bound on its depth (`bounded_json`).
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
-import json
 import logging
 import os
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from ...bounded_json import loads
 from ...paths import PathRefused, read_regular, read_tail
 from ...private import SESSIONS_DIR, private_dir
 from .format import (
@@ -49,6 +51,7 @@ from .format import (
     parse_session,
     title_of,
 )
+from .signing import SessionNotTrusted, verify_header
 from .writer import TAIL_BYTES, SessionWriter, check_owned, is_open, remove_unless_open
 
 __all__ = [
@@ -116,12 +119,18 @@ class SessionStore:
         path = self.path(session_id)
         if check_owned(path) is None:
             raise SessionNotFound(f"no persisted session has the id {session_id}")
+        head = _head_line(path)  # the signature first: a file not ours is not even read whole
+        if head is not None:
+            verify_header(head, name=path.name)
         try:
             data = read_regular(path, max_bytes=MAX_SESSION_BYTES, name=path.name)
         except PathRefused as exc:
             raise SessionError(f"{exc} The session cannot be resumed.") from None
         if data is None:
             raise SessionNotFound(f"no persisted session has the id {session_id}")
+        end = data.find(b"\n")
+        if end >= 0:
+            verify_header(data[:end], name=path.name)  # what is parsed is what was checked
         record = parse_session(data, name=path.name)
         if record.id != session_id:
             raise SessionDamaged(
@@ -169,7 +178,16 @@ class SessionStore:
             )
         except SessionError as exc:
             return SessionInfo(
-                session_id, "", st.st_mtime, st.st_mtime, 0, "", "", opened, str(exc)
+                session_id,
+                "",
+                st.st_mtime,
+                st.st_mtime,
+                0,
+                "",
+                "",
+                opened,
+                str(exc),
+                signed=not isinstance(exc, SessionNotTrusted),
             )
 
     # writing
@@ -201,8 +219,8 @@ class SessionStore:
         for index, info in enumerate(self.list()):
             if index < self.max_count and info.updated >= oldest:
                 continue
-            if info.open or info.id in keep_ids:
-                continue
+            if info.open or info.id in keep_ids or not info.signed:
+                continue  # a file this machine did not sign is not ours to delete
             with contextlib.suppress(SessionError, OSError):
                 if remove_unless_open(self.path(info.id)):
                     deleted.append(info.id)
@@ -215,15 +233,12 @@ def _quick_info(
     """The listing from the header line and the last commit record, without reading the middle;
     None (then the whole file is read) when the tail holds no commit, or when the file changed
     after its last commit was written (edited by hand, or by a writer that has not committed)."""
-    head = read_regular(path, max_bytes=FIRST_READ_BYTES, truncate=True, name=path.name) or b""
-    end = head.find(b"\n")
-    if end < 0 and len(head) == FIRST_READ_BYTES:  # a big header (long context files): read on
-        head = read_regular(path, max_bytes=HEAD_BYTES, truncate=True, name=path.name) or b""
-        end = head.find(b"\n")
-    if end < 0:
+    head = _head_line(path)
+    if head is None:
         return None
+    verify_header(head, name=path.name)
     try:
-        header = check_header(json.loads(head[:end]))
+        header = check_header(loads(head, what="the header"))
     except (ValueError, SessionDamaged):
         return None
     if header.id != session_id:
@@ -241,7 +256,7 @@ def _quick_info(
                 return None  # a turn was going on after the last commit: count properly
             continue
         try:
-            commit = json.loads(raw)
+            commit = loads(raw, what="a commit record")
         except ValueError:
             return None
         if not isinstance(commit, dict) or not isinstance(commit.get("n"), int):
@@ -263,6 +278,17 @@ def _quick_info(
             header.meta,
         )
     return None
+
+
+def _head_line(path: Path) -> bytes | None:
+    """The header line of a session file (without its newline), read from the first `HEAD_BYTES`;
+    None when there is none that short (the whole file is then read by `load`)."""
+    head = read_regular(path, max_bytes=FIRST_READ_BYTES, truncate=True, name=path.name) or b""
+    end = head.find(b"\n")
+    if end < 0 and len(head) == FIRST_READ_BYTES:  # a big header (long context files): read on
+        head = read_regular(path, max_bytes=HEAD_BYTES, truncate=True, name=path.name) or b""
+        end = head.find(b"\n")
+    return head[:end] if end >= 0 else None
 
 
 def _full_info(path: Path, session_id: str, opened: bool, store: SessionStore) -> SessionInfo:

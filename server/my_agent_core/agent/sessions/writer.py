@@ -33,6 +33,7 @@ from .format import (
     check_id,
     encode_record,
 )
+from .signing import sign_header
 
 __all__ = [
     "TAIL_BYTES",
@@ -150,6 +151,7 @@ class SessionWriter:
     def create(cls, directory: Path, header: SessionHeader, *, sync: bool = True) -> SessionWriter:
         """A new session file holding `header` (refused when the id is taken)."""
         path = directory / f"{check_id(header.id)}{SUFFIX}"
+        first_line = sign_header(encode_record(header.record()))  # no key, no file
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
             fd = os.open(path, flags, 0o600)
@@ -161,7 +163,8 @@ class SessionWriter:
             ) from None
         try_lock(fd)
         writer = cls(path, fd, 0, sync=sync)
-        writer.append(header.record())
+        writer._pending.append(first_line)
+        writer._flush()
         if writer.error is None and sync:
             with contextlib.suppress(OSError):
                 dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)

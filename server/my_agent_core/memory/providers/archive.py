@@ -40,6 +40,7 @@ __all__ = [
     "ArchiveProvider",
     "SqliteArchive",
     "archive_path",
+    "create_owner_only",
     "open_archive",
     "refuse_odd_files",
 ]
@@ -50,6 +51,7 @@ ARCHIVE_FILE = "archive.sqlite3"
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 1.5  # below the manager's 2 s hook limit: a held lock is reported, not waited out
 _SIDE_FILES = ("-wal", "-shm", "-journal")
+_CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 # Forward-only migrations: MIGRATIONS[n] takes a database from version n to n + 1.
 MIGRATIONS: list[str] = [
@@ -97,7 +99,6 @@ class SqliteArchive:
     # ---------------------------------------------------------------- opening
 
     def _open(self) -> None:
-        refuse_odd_files(self.path)
         try:
             self._db = self._connect()
         except sqlite3.DatabaseError as exc:
@@ -111,6 +112,8 @@ class SqliteArchive:
             self._db = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
+        create_owner_only(self.path)
+        refuse_odd_files(self.path)
         db = sqlite3.connect(
             self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
         )
@@ -387,6 +390,19 @@ def _is_busy(exc: sqlite3.Error) -> bool:
 def _is_corruption(exc: sqlite3.Error) -> bool:
     text = str(exc).lower()
     return "malformed" in text or "not a database" in text or "corrupt" in text
+
+
+def create_owner_only(path: Path) -> None:
+    """Create the database file, empty and owner-only, unless a file (or link) has its name: SQLite
+    would create it readable by others and would follow a link planted there. `O_EXCL|O_NOFOLLOW`
+    never opens through a link; what exists is then checked by `refuse_odd_files`."""
+    try:
+        fd = os.open(path, _CREATE_NEW, 0o600)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise ArchiveError(f"The archive {path} cannot be created: {exc.strerror or exc}.") from None
+    os.close(fd)
 
 
 def refuse_odd_files(path: Path) -> None:
