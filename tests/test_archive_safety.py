@@ -35,7 +35,6 @@ def _aside(folder: Path) -> list[Path]:
 def test_a_database_that_is_a_link_is_refused(tmp_path: Path) -> None:
     outside = tmp_path / "outside.sqlite3"
     outside.write_bytes(b"")
-    (tmp_path / "ws").mkdir()
     path = archive_path(tmp_path / "ws")
     path.symlink_to(outside)
     with pytest.raises(PathRefused, match="symbolic link"):

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from my_agent_core.agent.sessions.signing import sign_header
 from my_agent_core.agent import (
     Agent,
     SessionBusy,
@@ -25,6 +24,7 @@ from my_agent_core.agent import (
     SessionNotFound,
     SessionStore,
 )
+from my_agent_core.agent.sessions.signing import sign_header
 from my_agent_core.memory import MemoryStore
 from my_agent_core.memory.render import ContextDocument, render_context_block
 from my_agent_core.paths import PathRefused
@@ -259,7 +259,10 @@ def test_a_torn_last_line_is_ignored_and_cut_off(fake, client, folder, store) ->
             ),
             "version 9 of the session format",
         ),
-        (lambda lines: lines.__setitem__(0, resign(b'{"t":"msg"}')), "not a my-agent session header"),
+        (
+            lambda lines: lines.__setitem__(0, resign(b'{"t":"msg"}')),
+            "not a my-agent session header",
+        ),
         (  # an edited header no longer carries this machine's signature
             lambda lines: lines.__setitem__(0, lines[0].replace(b'"model":"m"', b'"model":"x"')),
             "not written by my-agent for you on this machine",

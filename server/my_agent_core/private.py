@@ -62,6 +62,7 @@ def keep_private(folder: Path | str) -> Path:
 
     Every first writer calls this. Raises `PathRefused` when `.my_agent_core` is a link or not a
     folder; a `.gitignore` that cannot be updated is logged (the write that asked goes on)."""
+    Path(folder).mkdir(parents=True, exist_ok=True)  # the folder the caller named (as before)
     base = make_folders(folder, _BASE)
     ensure_ignored(base, PRIVATE_PATTERNS)
     return base

@@ -267,6 +267,55 @@ async def test_untrusted_and_unknown_folders_list_nothing_from_disk(
         await stop_server(client)
 
 
+async def test_a_session_from_another_machine_is_listed_but_never_resumed(
+    fresh: FakeOpenAI, tmp_path: Path
+) -> None:
+    """A trusted clone ships a session (0600, yours, as a checkout under umask 077 makes it) that
+    my-agent wrote elsewhere, with another key: listed as not reopenable, resume refused (-32602),
+    while this machine's own session beside it resumes."""
+    fake = fresh
+    folder = make_folder(tmp_path, "clone", memory="x\n")
+    elsewhere = make_folder(tmp_path, "elsewhere", memory="x\n")
+    other_state = {"XDG_STATE_HOME": str(tmp_path / "other-machine")}
+    client, _ = await start_assistant(fake, [elsewhere], env=other_state)
+    try:
+        foreign = await start_chat(client, elsewhere)
+        fake.add({"content": "r"})
+        await send(client, foreign, "marker-foreign shipped in the clone")
+    finally:
+        await stop_server(client)
+    client, _ = await start_assistant(fake, [folder])
+    try:
+        mine = await start_chat(client, folder)
+        fake.add({"content": "mine"})
+        await send(client, mine, "marker-mine my own chat")
+    finally:
+        await stop_server(client)
+    shipped = session_file(folder, foreign)
+    old = os.umask(0o077)
+    try:
+        shutil.copyfile(session_file(elsewhere, foreign), shipped)
+    finally:
+        os.umask(old)
+    assert shipped.stat().st_mode & 0o777 == 0o600
+
+    client, _ = await start_assistant(fake, [folder])
+    try:
+        rows = {row["sessionId"]: row for row in await sessions_of(client, folder)}
+        assert rows[foreign]["title"].startswith("(this chat cannot be reopened:")
+        assert "not written by my-agent for you on this machine" in rows[foreign]["title"]
+        assert "marker-foreign" not in json.dumps(rows[foreign])
+        with pytest.raises(JsonRpcException) as info:
+            await request(client, "myAgent/chat/resume", {"sessionId": foreign})
+        assert info.value.code == -32602 and "not written by my-agent" in info.value.message
+        assert rows[mine]["title"] == "marker-mine my own chat"
+        resumed = await request(client, "myAgent/chat/resume", {"sessionId": mine})
+        assert [m["content"] for m in resumed["messages"]] == ["marker-mine my own chat", "mine"]
+    finally:
+        await stop_server(client)
+    assert shipped.exists()  # listed, refused, never deleted
+
+
 # ---- compaction ----------------------------------------------------------------------------------
 
 

@@ -9,10 +9,11 @@ cannot tell", and the rule then says nothing. Being silent beats a false warning
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from my_agent_core.bounded_json import loads
 
 __all__ = [
     "JUST_NAMES",
@@ -52,8 +53,8 @@ class TaskNames:
 def npm_scripts(text: str, source: str = NPM_NAME) -> TaskNames:
     """The `scripts` of a package.json (incomplete when it does not parse: we cannot tell)."""
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
+        data = loads(text, what=source)  # a clone's file: its depth is bounded before parsing
+    except ValueError:
         return TaskNames(source, frozenset(), complete=False)
     scripts = data.get("scripts") if isinstance(data, dict) else None
     if not isinstance(scripts, dict):

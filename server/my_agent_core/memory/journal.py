@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from my_agent_core.memory.document import serialize
 from my_agent_core.bounded_json import loads
+from my_agent_core.memory.document import serialize
 from my_agent_core.paths import PathRefused, read_tail
 from my_agent_core.private import keep_private_memory
 from my_agent_core.safe_write import write_atomic

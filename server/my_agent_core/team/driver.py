@@ -103,7 +103,9 @@ def _write(path: str, text: str) -> None:
     try:
         write_atomic(path, text.encode("utf-8"))
     except OSError as exc:
-        raise DriverError(f"cannot write ours ({path}): {exc.strerror or exc}; not merged.") from None
+        raise DriverError(
+            f"cannot write ours ({path}): {exc.strerror or exc}; not merged."
+        ) from None
 
 
 def _notes(merged: Merged, file_name: str) -> list[str]:

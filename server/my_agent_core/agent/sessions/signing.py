@@ -78,8 +78,9 @@ def verify_header(line: bytes, *, name: str) -> None:
     key = _key(create=False)
     if key is None:
         raise SessionNotTrusted(
-            f"{name} was signed elsewhere: this machine has no session key yet ({state_dir()}), so "
-            "no session here can be from it. It is not resumed."
+            f"{name} was not written by my-agent for you on this machine (it is signed, but this "
+            f"machine has signed no session yet: no key in {state_dir()}; a cloned repository may "
+            "have shipped it). It is not resumed."
         )
     body = line[: found.start()] + b"}"
     if not hmac.compare_digest(_mac(key, body), found.group(1).decode("ascii")):

@@ -401,7 +401,9 @@ def create_owner_only(path: Path) -> None:
     except FileExistsError:
         return
     except OSError as exc:
-        raise ArchiveError(f"The archive {path} cannot be created: {exc.strerror or exc}.") from None
+        raise ArchiveError(
+            f"The archive {path} cannot be created: {exc.strerror or exc}."
+        ) from None
     os.close(fd)
 
 
