@@ -2,8 +2,10 @@
 protocol shapes of a listing (`myAgent/chat/sessions`) and of a resumed history (`chat/resume`).
 
 Only trusted folders have a store: a session of an untrusted folder is neither written nor read (a
-cloned repository's `.my_agent_core/sessions/` is never looked at), and a session file the user did
-not create here is refused by the store itself (see agent/sessions/store.py).
+cloned repository's `.my_agent_core/sessions/` is never looked at), and a session file my-agent did
+not write for this user on this machine (not owner-only, or without this machine's signature: see
+agent/sessions/signing.py) is refused by the store itself: listed with its reason as the title,
+`chat/resume` answered -32602.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """Chat sessions persisted as they go and resumed byte for byte: `store` (the folder of session files:
 list, load, prune), `format` (the records and their parser), `writer` (appends one session's records
-under its lock) and `recorder` (what the agent calls, never failing a turn)."""
+under its lock), `signing` (only sessions this machine wrote are resumed) and `recorder` (what the
+agent calls, never failing a turn)."""
 
 from .recorder import SessionRecorder
+from .signing import SessionKeyError, SessionNotTrusted
 from .store import (
     DEFAULT_MAX_AGE_DAYS,
     DEFAULT_MAX_COUNT,
@@ -29,7 +31,9 @@ __all__ = [
     "SessionError",
     "SessionHeader",
     "SessionInfo",
+    "SessionKeyError",
     "SessionNotFound",
+    "SessionNotTrusted",
     "SessionRecord",
     "SessionRecorder",
     "SessionStore",

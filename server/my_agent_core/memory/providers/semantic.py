@@ -26,7 +26,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from my_agent_core.memory.providers.archive import ArchiveProvider, Report, refuse_odd_files
+from my_agent_core.memory.providers.archive import (
+    ArchiveProvider,
+    Report,
+    create_owner_only,
+    refuse_odd_files,
+)
 from my_agent_core.memory.providers.indexed import NewItem, with_score
 from my_agent_core.memory.providers.items import RecallItem
 from my_agent_core.memory.providers.text_index import is_cjk
@@ -104,6 +109,7 @@ class VectorStore:
     """One vector per archived item in an SQLite file; nearest neighbours by brute-force cosine."""
 
     def __init__(self, path: Path, model: str, dim: int) -> None:
+        create_owner_only(path)  # owner-only like the archive, never through a planted link
         refuse_odd_files(path)
         self.path = path
         self.model = model
