@@ -194,6 +194,7 @@ def test_a_key_others_could_read_or_swap_is_refused(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    own = write_session(folder, "own0session")
     line = sign_header(b'{"t":"session"}\n').rstrip(b"\n")
     key = tmp_path / "state" / "my-agent-core" / KEY_FILE
     os.chmod(key, 0o644)
@@ -207,7 +208,13 @@ def test_a_key_others_could_read_or_swap_is_refused(
     signing._keys.clear()
     with pytest.raises(SessionKeyError, match="chmod 700"):
         verify_header(line, name="s.jsonl")
+    store = SessionStore(folder)
+    (info,) = store.list()  # listed with why, not resumable, and never pruned meanwhile
+    assert "chmod 700" in (info.error or "") and not info.signed
+    assert store.prune(now=time.time() + 10 * 365 * 86400) == [] and own.exists()
     os.chmod(key.parent, 0o700)
+    signing._keys.clear()
+    assert store.list()[0].error is None
     # A key that cannot be made means a session that is not saved; the chat goes on.
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "a-file"))
     (tmp_path / "a-file").write_text("")

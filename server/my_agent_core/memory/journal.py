@@ -378,6 +378,10 @@ class Journal:
             self.close()
             if st.st_nlink > 1:
                 raise OSError(errno.EMLINK, "it has another name (a hard link)")
+        # The journal is private and is written by the first write of every front end, so this is
+        # where a workspace's `.my_agent_core/.gitignore` is made complete (a no-op once it is), even
+        # when the journal itself turns out unusable.
+        keep_private_memory(self.path.parent)
         flags = (
             os.O_RDWR
             | os.O_APPEND
@@ -400,9 +404,6 @@ class Journal:
         self._fd = fd
         self._fd_pid = os.getpid()
         self._ends_at = -1  # a file we did not write last: look at its end
-        # The journal is private and is created by the first write of every front end, so this is
-        # where a workspace's `.my_agent_core/.gitignore` is made complete (a no-op once it is).
-        keep_private_memory(self.path.parent)
         return fd, st.st_size
 
     def history(self) -> History:

@@ -51,7 +51,7 @@ from .format import (
     parse_session,
     title_of,
 )
-from .signing import SessionNotTrusted, verify_header
+from .signing import SessionKeyError, SessionNotTrusted, verify_header
 from .writer import TAIL_BYTES, SessionWriter, check_owned, is_open, remove_unless_open
 
 __all__ = [
@@ -119,10 +119,10 @@ class SessionStore:
         path = self.path(session_id)
         if check_owned(path) is None:
             raise SessionNotFound(f"no persisted session has the id {session_id}")
-        head = _head_line(path)  # the signature first: a file not ours is not even read whole
-        if head is not None:
-            verify_header(head, name=path.name)
         try:
+            head = _head_line(path)  # the signature first: a file not ours is not even read whole
+            if head is not None:
+                verify_header(head, name=path.name)
             data = read_regular(path, max_bytes=MAX_SESSION_BYTES, name=path.name)
         except PathRefused as exc:
             raise SessionError(f"{exc} The session cannot be resumed.") from None
@@ -176,7 +176,7 @@ class SessionStore:
             return _quick_info(path, session_id, opened, st) or _full_info(
                 path, session_id, opened, self
             )
-        except SessionError as exc:
+        except (SessionError, PathRefused) as exc:  # listed with why; the others still are
             return SessionInfo(
                 session_id,
                 "",
@@ -187,7 +187,8 @@ class SessionStore:
                 "",
                 opened,
                 str(exc),
-                signed=not isinstance(exc, SessionNotTrusted),
+                # not provably ours (or the key cannot say): never pruned
+                signed=not isinstance(exc, (SessionNotTrusted, SessionKeyError)),
             )
 
     # writing
