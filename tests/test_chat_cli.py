@@ -31,7 +31,7 @@ def chat(args: argparse.Namespace, lines: list[str]) -> tuple[int, str]:
 
 def test_chat_session_with_memory_commands(fake, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
     fake.add(
         {
             "content": "Noted. ",
@@ -42,11 +42,11 @@ def test_chat_session_with_memory_commands(fake, tmp_path, monkeypatch, capsys):
         {"content": "I will remember that you like Go."},
         {"content": "Hello again."},
     )
-    args = parse("--model", "fake-model", "--base-url", fake.base_url, "--api-key", "k")
+    args = parse("--model", "fake-model", "--base-url", fake.base_url)
     code, out = chat(args, ["I like Go", "/memory", "/new", "hi", "/usage", "/exit", "never sent"])
     assert code == 0
     assert "I will remember that you like Go." in out
-    assert "USER.md: 8/1375 chars, 1 entries" in out and "- Likes Go" in out
+    assert "USER.md: 8/1375 chars, 1 entry" in out and "- Likes Go" in out
     assert "new session" in out
     assert "Hello again." in out
     assert "requests 1" in out  # usage of the new session only
