@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import threading
-import time
 from pathlib import Path
 
 from my_agent_core import chat_cli
@@ -220,12 +219,20 @@ def test_ctrl_c_during_a_command_kills_its_group_and_the_chat_goes_on(
                 found.append(int(name))
         return found
 
+    # Ctrl-C is pressed when the command runs, however long the chat takes to get there: the
+    # presser waits on that condition (or the chat's end), never on a budget of polls. With a fixed
+    # budget a loaded machine let the command start after it ran out, so no Ctrl-C came, the
+    # command ran into its timeout and its result used up the model's script.
+    chat_over = threading.Event()
+    pressed = threading.Event()
+
     def press_ctrl_c_once_it_runs() -> None:
-        for _ in range(400):
+        while not chat_over.is_set():
             if sleepers():
+                pressed.set()
                 os.kill(os.getpid(), signal.SIGINT)  # what the terminal sends on Ctrl-C
                 return
-            time.sleep(0.025)
+            chat_over.wait(0.025)
 
     fake.add(
         {"tool_calls": [tool_call("run_command", {"command": f"sleep {seconds}"})]},
@@ -234,9 +241,12 @@ def test_ctrl_c_during_a_command_kills_its_group_and_the_chat_goes_on(
     presser = threading.Thread(target=press_ctrl_c_once_it_runs, daemon=True)
     presser.start()
     args = parse("--model", "m", "--base-url", fake.base_url, "--no-memory")
-    code, out = chat(args, ["wait a while", "y", "next question", "/exit"])
-    presser.join(5)
-    assert code == 0
+    try:
+        code, out = chat(args, ["wait a while", "y", "next question", "/exit"])
+    finally:
+        chat_over.set()
+        presser.join()
+    assert pressed.is_set() and code == 0
     assert sleepers() == []
     assert "[cancelled]" in capsys.readouterr().err
     assert "after the stop" in out  # the session went on with the next message

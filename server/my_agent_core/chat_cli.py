@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .api_key import ApiKeyError, RefuseKeyOnCommandLine, resolve_api_key
+from .api_key import RefuseKeyOnCommandLine
+from .chat_endpoint import EndpointProblem, connect
 from .coding_tools.approval import ApprovalRequest, Decision
 from .terminal_text import VisibleStream, as_visible
 
@@ -48,9 +49,6 @@ SLASH_COMMANDS: tuple[tuple[str, str], ...] = (
     ("/exit", "leave the chat (also /quit, Ctrl-D, or Ctrl-C at the prompt)"),
 )
 HELP = "Commands: " + ", ".join(name for name, _what in SLASH_COMMANDS)
-#: Seconds to wait for the endpoint's first answer at start-up (a TCP connect: CONNECT_S).
-PROBE_S = 20.0
-CONNECT_S = 10.0
 DESCRIPTION = """\
 Chat with the agent in this terminal, on the current folder: its memory
 (.my_agent_core/memory) and its files. Replies stream to stdout, tool activity to
@@ -189,8 +187,15 @@ def _chat(
     if not model:
         print("my-agent: no model configured: pass --model or set MY_AGENT_MODEL.", file=err)
         return EXIT_CONFIG
-    client = _model_client(args, stdin, err, interactive)
-    if client is None:
+    try:
+        client = connect(
+            getattr(args, "base_url", None),
+            getattr(args, "api_key_file", None),
+            stdin=stdin,
+            interactive=interactive,
+        )
+    except EndpointProblem as exc:
+        print(f"my-agent: {exc}", file=err)
         return EXIT_CONFIG
 
     memory_dir: Any = False
@@ -237,53 +242,6 @@ def _chat(
         return _loop(agent, store, stdin, out, view, interactive, answers, approver, cancel)
     finally:
         agent.close()
-
-
-def _model_client(
-    args: argparse.Namespace, stdin: TextIO, err: TextIO, interactive: bool
-) -> Any | None:
-    """The OpenAI client, its key from `api_key.resolve_api_key` (never argv), once the endpoint
-    has answered; None (and one `my-agent:` line) when it cannot be built or reached."""
-    from .agent import AgentError, build_client
-
-    base_url = getattr(args, "base_url", None) or os.environ.get("OPENAI_BASE_URL") or None
-    try:
-        key = resolve_api_key(
-            getattr(args, "api_key_file", None),
-            environ=os.environ,
-            stdin=stdin,
-            ask=interactive and base_url is None,
-        )
-        client = build_client(key, base_url)
-    except ApiKeyError as exc:
-        print(f"my-agent: {exc}", file=err)
-        return None
-    except AgentError as exc:
-        print(f"my-agent: {exc} (or pass --api-key-file / --base-url)", file=err)
-        return None
-    problem = _unreachable(client)
-    if problem is not None:
-        print(f"my-agent: {problem}", file=err)
-        return None
-    return client
-
-
-def _unreachable(client: Any) -> str | None:
-    """Why the endpoint cannot be reached (no connection, no answer in time), or None once it has
-    answered anything at all: an error status (a 404 of a server without /models) is an answer."""
-    import openai
-
-    probe = client.with_options(max_retries=0, timeout=openai.Timeout(PROBE_S, connect=CONNECT_S))
-    try:
-        probe.models.list()
-    except openai.APITimeoutError:
-        return f"the model endpoint {client.base_url} did not answer within {PROBE_S:g} s"
-    except openai.APIConnectionError as exc:
-        reason = " ".join(str(exc.__cause__ or exc).split())
-        return f"cannot reach the model endpoint {client.base_url}: {reason}"
-    except openai.APIError:
-        return None
-    return None
 
 
 def _loop(

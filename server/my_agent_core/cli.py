@@ -150,11 +150,15 @@ def _build_parser() -> argparse.ArgumentParser:
             ["file"],
         ),
     ):
-        cmd = msub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:])
+        cmd = msub.add_parser(
+            name, help=help_text, description=help_text[0].upper() + help_text[1:]
+        )
         for arg in extra:
             cmd.add_argument(arg, metavar=arg.upper(), help=_ARGUMENT_HELP[arg])
         if name == "undo":
-            cmd.add_argument("id", nargs="?", metavar="ID", help="the change to revert (from `memory log`)")
+            cmd.add_argument(
+                "id", nargs="?", metavar="ID", help="the change to revert (from `memory log`)"
+            )
         cmd.add_argument(
             "--dir",
             type=Path,
@@ -172,7 +176,11 @@ def _build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("--json", action="store_true", help="machine-readable output")
         if name == "log":
             cmd.add_argument(
-                "--limit", type=int, default=20, metavar="N", help="how many changes, newest first (20)"
+                "--limit",
+                type=int,
+                default=20,
+                metavar="N",
+                help="how many changes, newest first (20)",
             )
         _profile_option(cmd)
         if name != "show":

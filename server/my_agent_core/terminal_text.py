@@ -101,7 +101,9 @@ class VisibleStream(io.TextIOBase):
         with self._lock:
             pending = self._held + text
             cut = len(pending)
-            while cut > 0 and _CONTEXTUAL.match(pending[cut - 1]) and len(pending) - cut < _HOLD_MAX:
+            while (
+                cut > 0 and _CONTEXTUAL.match(pending[cut - 1]) and len(pending) - cut < _HOLD_MAX
+            ):
                 cut -= 1
             self._held = pending[cut:]
             self._emit(pending[:cut])

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_recall_command", "run"]
 
+
 def add_recall_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `recall` on the `my-agent` sub-command parsers."""
     parser = sub.add_parser(
