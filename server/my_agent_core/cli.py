@@ -244,9 +244,19 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
     from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 
     parser.add_argument(
-        "--memory-limit", type=int, default=MEMORY_CHAR_LIMIT, help="MEMORY.md budget"
+        "--memory-limit",
+        type=int,
+        default=MEMORY_CHAR_LIMIT,
+        metavar="CHARS",
+        help=f"MEMORY.md budget in characters ({MEMORY_CHAR_LIMIT})",
     )
-    parser.add_argument("--user-limit", type=int, default=USER_CHAR_LIMIT, help="USER.md budget")
+    parser.add_argument(
+        "--user-limit",
+        type=int,
+        default=USER_CHAR_LIMIT,
+        metavar="CHARS",
+        help=f"USER.md budget in characters ({USER_CHAR_LIMIT})",
+    )
 
 
 # ---------------------------------------------------------------------------------------------- memory
@@ -382,10 +392,10 @@ def _show(store: MemoryStore, target: str, as_json: bool) -> int:
         for line in lines[1:]:
             print(f"     {line}")
     if blocked:
+        them = "it" if len(blocked) == 1 else "them"
         print(
-            f"{_plural(len(blocked), 'entry is', 'entries are')} blocked as unsafe: remove "
-            f"{'it' if len(blocked) == 1 else 'them'} with `my-agent memory remove OLD` if you "
-            "did not write them, or rewrite them."
+            f"{_plural(len(blocked), 'entry is', 'entries are')} blocked as unsafe (kept out of "
+            f"every prompt): remove {them} with `my-agent memory remove OLD`, or rewrite {them}."
         )
     return EXIT_OK
 
