@@ -356,7 +356,7 @@ def _one_line(text: str, width: int = 160) -> str:
 
 def _resumed_report(record: SessionRecord) -> str:
     head = (
-        f"(resumed session {record.id[:12]} · {len(record.messages)} messages · "
+        f"(resumed session {record.id[:12]} · {_plural(len(record.messages), 'message', 'messages')} · "
         f"{_one_line(record.title) or 'untitled'} · last active {_when(record.updated)})"
     )
     last = next(
@@ -372,7 +372,8 @@ def _resumed_report(record: SessionRecord) -> str:
 def _compacted(out: TextIO) -> Callable[[Any], None]:
     def show(result: Any) -> None:
         if result.compacted:
-            print(f"(compacted: {result.before} -> {result.after} messages)", file=out)
+            after = _plural(result.after, "message", "messages")
+            print(f"(compacted: {result.before} -> {after})", file=out)
         else:
             print("(nothing to compact yet)", file=out)
 
@@ -665,4 +666,5 @@ def _show_diff(diff: str, err: TextIO, limit: int | None) -> None:
     for line in shown:
         print(f"    {line}", file=err)
     if len(shown) < len(lines):
-        print(f"    ... {len(lines) - len(shown)} more lines (answer d to see them all)", file=err)
+        more = _plural(len(lines) - len(shown), "more line", "more lines")
+        print(f"    ... {more} (answer d to see them all)", file=err)

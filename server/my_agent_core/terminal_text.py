@@ -51,8 +51,15 @@ def _escape(ch: str) -> str:
     return f"\\U{code:08x}"
 
 
-def _is_control(ch: str) -> bool:
-    return ch < " " or "\x7f" <= ch <= "\x9f"
+#: C0 (but tab and newline), DEL and C1 as their escapes, for `str.translate`.
+_CONTROLS = {
+    code: _escape(chr(code))
+    for code in (*range(0x20), *range(0x7F, 0xA0))
+    if chr(code) not in "\t\n"
+}
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def visible(text: str, before: str = "") -> str:
@@ -61,26 +68,40 @@ def visible(text: str, before: str = "") -> str:
     the context a joiner at the start of `text` is judged in (streamed text)."""
     if not _NOT_PLAIN.search(text):
         return text
-    hidden: set[int] = set()
     offset = len(before)
-    for start, end in hidden_spans(before + text):
-        hidden.update(range(max(start, offset) - offset, end - offset))
+    out: list[str] = []
+    last = 0
+    for start, end in hidden_spans(before + text):  # in order, not overlapping
+        if end <= offset:
+            continue
+        start = max(start - offset, last)
+        out.append(_render(text[last:start]))
+        out.append("".join(map(_escape, text[start : end - offset])))
+        last = end - offset
+    out.append(_render(text[last:]))
+    return "".join(out)
 
-    def render(match: re.Match[str]) -> str:
-        run, first = match.group(), match.start()
-        if run.isprintable() and not any(first + i in hidden for i in range(len(run))):
-            return run
-        out: list[str] = []
-        for i, ch in enumerate(run):
-            escape = (
-                _is_control(ch)
-                or first + i in hidden
-                or (unicodedata.category(ch) in _NEVER_DRAWN and not _CONTEXTUAL.match(ch))
-            )
-            out.append(_escape(ch) if escape else ch)
-        return "".join(out)
 
-    return _NOT_PLAIN.sub(render, text)
+def _render(segment: str) -> str:
+    """A stretch with no hidden character in the scanner's judgement: controls escaped (at C
+    speed), then the other characters a terminal draws as nothing or acts on."""
+    if _CONTROL.search(segment):
+        segment = segment.translate(_CONTROLS)
+    if segment.replace("\n", "").replace("\t", "").isprintable():  # the common case: letters
+        return segment
+    return _NOT_PLAIN.sub(_render_run, segment)
+
+
+def _render_run(match: re.Match[str]) -> str:
+    run = match.group()
+    if run.isprintable():  # letters, marks, symbols of any script: the common case
+        return run
+    return "".join(
+        _escape(ch)
+        if unicodedata.category(ch) in _NEVER_DRAWN and not _CONTEXTUAL.match(ch)
+        else ch
+        for ch in run
+    )
 
 
 class VisibleStream(io.TextIOBase):
