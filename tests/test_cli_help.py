@@ -16,6 +16,7 @@ import pytest
 
 from my_agent_core.chat_cli import SLASH_COMMANDS
 from my_agent_core.cli import _build_parser, main
+from tests.support.fixtures import *  # noqa: F403
 
 SERVER = Path(__file__).resolve().parents[1] / "server"
 
@@ -203,3 +204,21 @@ def test_importing_the_folders_own_context_file_skips_what_it_gives(
     )
     code, out, _err = run(capsys, "memory", "import", "elsewhere.md")
     assert code == 0 and "Imported 1 of 1 item" in out and "skipped" not in out
+
+
+def test_slash_help_explains_every_command(
+    fake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from my_agent_core import chat_cli
+
+    monkeypatch.chdir(tmp_path)
+    parser = argparse.ArgumentParser()
+    chat_cli.add_arguments(parser)
+    args = parser.parse_args(["--model", "m", "--base-url", fake.base_url, "--no-memory"])
+    out = io.StringIO()
+    assert chat_cli.run(args, stdin=io.StringIO("/help\n/exit\n"), stdout=out) == 0
+    assert "/help says what they do" in capsys.readouterr().err
+    for command, what in SLASH_COMMANDS:
+        assert f"  {command}" in out.getvalue() and what in out.getvalue()

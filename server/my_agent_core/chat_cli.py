@@ -48,7 +48,7 @@ SLASH_COMMANDS: tuple[tuple[str, str], ...] = (
     ("/help", "list these commands"),
     ("/exit", "leave the chat (also /quit, Ctrl-D, or Ctrl-C at the prompt)"),
 )
-HELP = "Commands: " + ", ".join(name for name, _what in SLASH_COMMANDS)
+HELP = "Commands: " + ", ".join(name for name, _what in SLASH_COMMANDS) + " (/help says what they do)"
 DESCRIPTION = """\
 Chat with the agent in this terminal, on the current folder: its memory
 (.my_agent_core/memory) and its files. Replies stream to stdout, tool activity to
@@ -61,11 +61,15 @@ The model: --model or $MY_AGENT_MODEL. The endpoint: --base-url or $OPENAI_BASE_
 every program you run can read a command line)."""
 
 
-def _epilog() -> str:
+def _commands_table() -> str:
+    """One line per slash command: for /help and for `chat --help`."""
     width = max(len(name) for name, _what in SLASH_COMMANDS)
-    rows = "\n".join(f"  {name:<{width}}  {what}" for name, what in SLASH_COMMANDS)
+    return "\n".join(f"  {name:<{width}}  {what}" for name, what in SLASH_COMMANDS)
+
+
+def _epilog() -> str:
     return (
-        f"commands in the chat:\n{rows}\n"
+        f"commands in the chat:\n{_commands_table()}\n"
         "Ctrl-C during a reply cancels it (a running command's process group is stopped).\n\n"
         "exit codes: 0 the chat ended; 2 no model or endpoint, an endpoint that cannot be\n"
         "reached, a key that cannot be read, or a session that cannot be resumed; 130 interrupted."
@@ -288,7 +292,7 @@ def _loop(
             elif command == "/usage":
                 print(_usage_report(agent), file=out)
             else:
-                print(HELP, file=out)
+                print(f"Commands:\n{_commands_table()}", file=out)
             continue
         _work(agent, functools.partial(agent.run, text), view, approver, cancel, answers)
 
