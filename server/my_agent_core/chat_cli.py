@@ -72,7 +72,8 @@ def _epilog() -> str:
         f"commands in the chat:\n{_commands_table()}\n"
         "Ctrl-C during a reply cancels it (a running command's process group is stopped).\n\n"
         "exit codes: 0 the chat ended; 2 no model or endpoint, an endpoint that cannot be\n"
-        "reached, a key that cannot be read, or a session that cannot be resumed; 130 interrupted."
+        "reached or that refuses the key, a key that cannot be read, or a session that cannot be\n"
+        "resumed; 130 interrupted."
     )
 
 
