@@ -48,7 +48,9 @@ SLASH_COMMANDS: tuple[tuple[str, str], ...] = (
     ("/help", "list these commands"),
     ("/exit", "leave the chat (also /quit, Ctrl-D, or Ctrl-C at the prompt)"),
 )
-HELP = "Commands: " + ", ".join(name for name, _what in SLASH_COMMANDS) + " (/help says what they do)"
+HELP = (
+    "Commands: " + ", ".join(name for name, _what in SLASH_COMMANDS) + " (/help says what they do)"
+)
 DESCRIPTION = """\
 Chat with the agent in this terminal, on the current folder: its memory
 (.my_agent_core/memory) and its files. Replies stream to stdout, tool activity to
