@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import threading
-import time
 from pathlib import Path
 
 from my_agent_core import chat_cli
@@ -31,7 +30,7 @@ def chat(args: argparse.Namespace, lines: list[str]) -> tuple[int, str]:
 
 def test_chat_session_with_memory_commands(fake, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
     fake.add(
         {
             "content": "Noted. ",
@@ -42,11 +41,11 @@ def test_chat_session_with_memory_commands(fake, tmp_path, monkeypatch, capsys):
         {"content": "I will remember that you like Go."},
         {"content": "Hello again."},
     )
-    args = parse("--model", "fake-model", "--base-url", fake.base_url, "--api-key", "k")
+    args = parse("--model", "fake-model", "--base-url", fake.base_url)
     code, out = chat(args, ["I like Go", "/memory", "/new", "hi", "/usage", "/exit", "never sent"])
     assert code == 0
     assert "I will remember that you like Go." in out
-    assert "USER.md: 8/1375 chars, 1 entries" in out and "- Likes Go" in out
+    assert "USER.md: 8/1375 chars, 1 entry" in out and "- Likes Go" in out
     assert "new session" in out
     assert "Hello again." in out
     assert "requests 1" in out  # usage of the new session only
@@ -220,12 +219,20 @@ def test_ctrl_c_during_a_command_kills_its_group_and_the_chat_goes_on(
                 found.append(int(name))
         return found
 
+    # Ctrl-C is pressed when the command runs, however long the chat takes to get there: the
+    # presser waits on that condition (or the chat's end), never on a budget of polls. With a fixed
+    # budget a loaded machine let the command start after it ran out, so no Ctrl-C came, the
+    # command ran into its timeout and its result used up the model's script.
+    chat_over = threading.Event()
+    pressed = threading.Event()
+
     def press_ctrl_c_once_it_runs() -> None:
-        for _ in range(400):
+        while not chat_over.is_set():
             if sleepers():
+                pressed.set()
                 os.kill(os.getpid(), signal.SIGINT)  # what the terminal sends on Ctrl-C
                 return
-            time.sleep(0.025)
+            chat_over.wait(0.025)
 
     fake.add(
         {"tool_calls": [tool_call("run_command", {"command": f"sleep {seconds}"})]},
@@ -234,9 +241,12 @@ def test_ctrl_c_during_a_command_kills_its_group_and_the_chat_goes_on(
     presser = threading.Thread(target=press_ctrl_c_once_it_runs, daemon=True)
     presser.start()
     args = parse("--model", "m", "--base-url", fake.base_url, "--no-memory")
-    code, out = chat(args, ["wait a while", "y", "next question", "/exit"])
-    presser.join(5)
-    assert code == 0
+    try:
+        code, out = chat(args, ["wait a while", "y", "next question", "/exit"])
+    finally:
+        chat_over.set()
+        presser.join()
+    assert pressed.is_set() and code == 0
     assert sleepers() == []
     assert "[cancelled]" in capsys.readouterr().err
     assert "after the stop" in out  # the session went on with the next message

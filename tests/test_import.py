@@ -211,9 +211,10 @@ def test_an_unavailable_file_is_an_error(tmp_path: Path) -> None:
 
 def test_import_file_reads_through_the_path_check(store: MemoryStore, tmp_path: Path) -> None:
     folder = tmp_path / "ws"
-    folder.mkdir(exist_ok=True)
-    (folder / "CLAUDE.md").write_text(CLAUDE_MD, encoding="utf-8", newline="")
-    result = import_file(store, "CLAUDE.md", folder=folder)
+    (folder / "other").mkdir(parents=True, exist_ok=True)
+    # Not this folder's own CLAUDE.md: its items would be skipped as given by it already.
+    (folder / "other" / "CLAUDE.md").write_text(CLAUDE_MD, encoding="utf-8", newline="")
+    result = import_file(store, "other/CLAUDE.md", folder=folder)
     assert result.added == 10
     secret = tmp_path / "secret.md"
     secret.write_text("- private\n", encoding="utf-8")

@@ -434,17 +434,25 @@ def test_my_agent_lint_reports_the_workspace_rules(repo: Path) -> None:
 
 
 def test_entries_imported_from_agents_md_are_repeats_of_it(repo: Path, tmp_path: Path) -> None:
-    """Importing a context file into memory duplicates it: the rule says so for every item."""
-    from my_agent_core.context.importer import import_file
+    """Imported as they are, a context file's items duplicate it: the rule says so for every item;
+    so importing the folder's own context file skips exactly those items (issue 20)."""
+    from my_agent_core.context.importer import import_file, import_text
     from my_agent_core.memory import MemoryStore
 
     store = MemoryStore(repo / ".my_agent_core" / "memory")
-    result = import_file(store, "AGENTS.md", folder=repo)
-    assert result.added == 3  # two bullets and a two-line paragraph
+    agents = (repo / "AGENTS.md").read_text(encoding="utf-8")
+    assert import_text(store, agents).added == 3  # no context given: two bullets, a paragraph
     doc = parse((repo / ".my_agent_core" / "memory" / "MEMORY.md").read_text(encoding="utf-8"))
     rules = WorkspaceRules(WorkspaceIndex.build(repo))
     repeats = [f for f in rules.lint(doc) if f.code == IN_CONTEXT_FILE]
     assert len(repeats) == len(doc.entries) == 3
+    store.undo()
+    result = import_file(store, "AGENTS.md", folder=repo)
+    assert result.added == 0 and len(result.in_context) == 3
+    assert {(c.file, c.line) for c in result.in_context} == {
+        (c.file, c.file_line) for c in result.in_context
+    }  # each item is its own line of AGENTS.md
+    assert "3 items skipped: AGENTS.md already gives them to every session" in result.message
 
 
 def test_a_file_far_over_any_budget_is_left_to_the_base_lint(rules: WorkspaceRules) -> None:

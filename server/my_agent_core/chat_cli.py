@@ -6,10 +6,10 @@ or a command (the command line and folder) the chat asks y/N, unless a flag pre-
 Sessions are saved as they go in `.my_agent_core/sessions/` (the same files the editor lists):
 `--list` shows them, `--resume [ID]` continues one (the latest without an id) with its original
 system prompt, so the provider's prompt cache still hits.
-Commands: /new (new session: memory reloaded), /compact (summarise older turns now), /sessions
-(saved sessions), /memory (memory usage), /usage (token usage), /help, /exit. Ctrl-C during a reply
-cancels that reply (a running command's whole process group is stopped); Ctrl-C or Ctrl-D at the
-prompt leaves.
+Commands: see `SLASH_COMMANDS`. Ctrl-C during a reply cancels that reply (a running command's whole
+process group is stopped); Ctrl-C or Ctrl-D at the prompt leaves. Everything shown passes
+`terminal_text.visible` (a reply, a diff or a command line cannot drive the terminal), and the API
+key never comes from the command line (`api_key.py`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .api_key import RefuseKeyOnCommandLine
+from .chat_endpoint import EndpointProblem, connect
 from .coding_tools.approval import ApprovalRequest, Decision
+from .terminal_text import VisibleStream, as_visible
 
 if TYPE_CHECKING:
     from .agent import Agent, SessionInfo, SessionRecord, SessionStore
@@ -35,25 +38,79 @@ if TYPE_CHECKING:
 __all__ = ["add_arguments", "run"]
 
 EXIT_CONFIG = 2
-HELP = (
-    "Commands: /new (new session, reload memory), /compact (summarise older turns now), "
-    "/sessions (saved sessions), /memory (memory usage), /usage (token usage), /help, /exit"
+#: The chat's own commands, for the start-up line, /help and `chat --help`.
+SLASH_COMMANDS: tuple[tuple[str, str], ...] = (
+    ("/new", "start a new session with memory reloaded (the last one stays saved)"),
+    ("/compact", "summarise the older turns now"),
+    ("/sessions", "list the saved sessions of this folder"),
+    ("/memory", "show memory usage and entries"),
+    ("/usage", "show token usage and prompt-cache hits"),
+    ("/help", "list these commands"),
+    ("/exit", "leave the chat (also /quit, Ctrl-D, or Ctrl-C at the prompt)"),
 )
+HELP = (
+    "Commands: " + ", ".join(name for name, _what in SLASH_COMMANDS) + " (/help says what they do)"
+)
+DESCRIPTION = """\
+Chat with the agent in this terminal, on the current folder: its memory
+(.my_agent_core/memory) and its files. Replies stream to stdout, tool activity to
+stderr. Before an edit (its diff is shown) or a command (its line and folder) the chat
+asks y/N, unless --approve-edits or --allow-command pre-approves it.
+
+The model: --model or $MY_AGENT_MODEL. The endpoint: --base-url or $OPENAI_BASE_URL
+(any OpenAI-compatible server: OpenAI, llama.cpp, Ollama, vLLM). The key: $OPENAI_API_KEY,
+--api-key-file PATH, or a hidden prompt; never on the command line (--api-key is refused:
+every program you run can read a command line)."""
+
+
+def _commands_table() -> str:
+    """One line per slash command: for /help and for `chat --help`."""
+    width = max(len(name) for name, _what in SLASH_COMMANDS)
+    return "\n".join(f"  {name:<{width}}  {what}" for name, what in SLASH_COMMANDS)
+
+
+def _epilog() -> str:
+    return (
+        f"commands in the chat:\n{_commands_table()}\n"
+        "Ctrl-C during a reply cancels it (a running command's process group is stopped).\n\n"
+        "exit codes: 0 the chat ended; 2 no model or endpoint, an endpoint that cannot be\n"
+        "reached or that refuses the key, a key that cannot be read, or a session that cannot be\n"
+        "resumed; 130 interrupted."
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `my-agent chat`."""
+    """The options of `my-agent chat`, its description and the list of its slash commands."""
+    parser.description = DESCRIPTION
+    parser.epilog = _epilog()
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--model", help="model name (default: $MY_AGENT_MODEL)")
-    parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    parser.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="OpenAI-compatible endpoint, e.g. http://localhost:8080/v1 (default: $OPENAI_BASE_URL)",
+    )
+    parser.add_argument(
+        "--api-key-file",
+        metavar="PATH",
+        help="read the API key from PATH (a file only you can read, e.g. chmod 600), '-' for the "
+        "first line of standard input, or /dev/fd/N (default: $OPENAI_API_KEY, else a hidden "
+        "prompt on a terminal)",
+    )
+    parser.add_argument(  # refused with a message, never used: see api_key.py
+        "--api-key", nargs="?", metavar="KEY", action=RefuseKeyOnCommandLine, help=argparse.SUPPRESS
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--memory-dir",
         type=Path,
+        metavar="PATH",
         help="memory folder (default: ./.my_agent_core/memory, created when missing)",
     )
     group.add_argument("--no-memory", action="store_true", help="chat without long-term memory")
-    parser.add_argument("--max-steps", type=int, default=None, help="tool steps per reply")
+    parser.add_argument(
+        "--max-steps", type=int, default=None, metavar="N", help="tool steps per reply at most"
+    )
     sessions = parser.add_argument_group("sessions (saved in .my_agent_core/sessions)")
     sessions.add_argument(
         "--resume",
@@ -88,8 +145,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Run the chat loop; 0 on a normal exit, 2 when no model or endpoint is configured or the
-    session to resume cannot be."""
+    """Run the chat loop; 0 on a normal exit, 2 when no model or endpoint is configured, the
+    endpoint cannot be reached, the key cannot be read or the session to resume cannot be.
+    Everything it prints passes `terminal_text.visible`."""
+    stdin = stdin or sys.stdin
+    raw_out = stdout or sys.stdout
+    interactive = stdin is sys.stdin and raw_out is sys.stdout and _isatty(stdin)
+    out, err = as_visible(raw_out), as_visible(sys.stderr)
+    try:
+        return _chat(args, stdin, out, err, interactive)
+    finally:
+        for stream in (out, err):
+            if isinstance(stream, VisibleStream):
+                stream.release()
+
+
+def _chat(
+    args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO, interactive: bool
+) -> int:
     from .agent import (
         DEFAULT_MAX_STEPS,
         Agent,
@@ -97,19 +170,15 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
         CompactionSettings,
         SessionError,
         SessionStore,
-        build_client,
     )
     from .paths import PathRefused
 
-    stdin = stdin or sys.stdin
-    out = stdout or sys.stdout
-    err = sys.stderr
     store = SessionStore(Path.cwd())
     if getattr(args, "list", False):
         try:
             print(_sessions_report(store.list()), file=out)
         except (SessionError, PathRefused) as exc:
-            print(f"my-agent chat: {exc}", file=err)
+            print(f"my-agent: {exc}", file=err)
             return EXIT_CONFIG
         return 0
     record = None
@@ -118,24 +187,28 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
         try:
             record = store.load(_resolve_id(store, resume))
         except (SessionError, PathRefused) as exc:
-            print(f"my-agent chat: {exc}", file=err)
+            print(f"my-agent: {exc}", file=err)
             return EXIT_CONFIG
     model = getattr(args, "model", None) or os.environ.get("MY_AGENT_MODEL")
     model = model or (record.model if record is not None else None)
     if not model:
-        print("my-agent chat: no model configured: pass --model or set MY_AGENT_MODEL.", file=err)
+        print("my-agent: no model configured: pass --model or set MY_AGENT_MODEL.", file=err)
         return EXIT_CONFIG
     try:
-        client = build_client(getattr(args, "api_key", None), getattr(args, "base_url", None))
-    except AgentError as exc:
-        print(f"my-agent chat: {exc} (or pass --api-key / --base-url)", file=err)
+        client = connect(
+            getattr(args, "base_url", None),
+            getattr(args, "api_key_file", None),
+            stdin=stdin,
+            interactive=interactive,
+        )
+    except EndpointProblem as exc:
+        print(f"my-agent: {exc}", file=err)
         return EXIT_CONFIG
 
     memory_dir: Any = False
     if not getattr(args, "no_memory", False):
         memory_dir = getattr(args, "memory_dir", None) or Path.cwd() / ".my_agent_core" / "memory"
     view = _View(out, err)
-    interactive = stdin is sys.stdin and out is sys.stdout and _isatty(stdin)
     cancel = threading.Event()
     approver = TerminalApprover(cancel)
     tools: list[Any] = []
@@ -159,7 +232,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
         else:
             agent = Agent(memory_dir=memory_dir, **options)
     except (AgentError, SessionError, OSError) as exc:
-        print(f"my-agent chat: {exc}", file=err)
+        print(f"my-agent: {exc}", file=err)
         return EXIT_CONFIG
 
     where = agent.memory_store.mem_dir if agent.memory_store is not None else "off"
@@ -222,7 +295,7 @@ def _loop(
             elif command == "/usage":
                 print(_usage_report(agent), file=out)
             else:
-                print(HELP, file=out)
+                print(f"Commands:\n{_commands_table()}", file=out)
             continue
         _work(agent, functools.partial(agent.run, text), view, approver, cancel, answers)
 
@@ -277,20 +350,21 @@ def _sessions_report(infos: list[SessionInfo], current: str | None = None) -> st
         busy = " [open]" if info.open and info.id != current else ""
         lines.append(
             f"{mark} {info.id[:12]}  {_when(info.updated)}  {info.messages:>4} msgs  "
-            f"{_printable(state)}{busy}"
+            f"{_one_line(state)}{busy}"
         )
     return "\n".join(lines)
 
 
-def _printable(text: str) -> str:
-    """A title from a file is data: no control characters reach the terminal."""
-    return "".join(ch if ch.isprintable() else "?" for ch in text)
+def _one_line(text: str, width: int = 160) -> str:
+    """A title or a reply from a file on one line (the stream makes it visible)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _resumed_report(record: SessionRecord) -> str:
     head = (
-        f"(resumed session {record.id[:12]} · {len(record.messages)} messages · "
-        f"{_printable(record.title) or 'untitled'} · last active {_when(record.updated)})"
+        f"(resumed session {record.id[:12]} · {_plural(len(record.messages), 'message', 'messages')} · "
+        f"{_one_line(record.title) or 'untitled'} · last active {_when(record.updated)})"
     )
     last = next(
         (m for m in reversed(record.messages) if m["role"] == "assistant" and m.get("content")),
@@ -298,14 +372,15 @@ def _resumed_report(record: SessionRecord) -> str:
     )
     if last is None:
         return head
-    first_line = _printable(str(last["content"]).strip().splitlines()[0])[:160]
+    first_line = _one_line(str(last["content"]).strip().splitlines()[0])
     return f"{head}\n  last reply: {first_line}"
 
 
 def _compacted(out: TextIO) -> Callable[[Any], None]:
     def show(result: Any) -> None:
         if result.compacted:
-            print(f"(compacted: {result.before} -> {result.after} messages)", file=out)
+            after = _plural(result.after, "message", "messages")
+            print(f"(compacted: {result.before} -> {after})", file=out)
         else:
             print("(nothing to compact yet)", file=out)
 
@@ -380,14 +455,18 @@ def _work(
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
     current: _Question | None = None
-    while not finished.is_set():
+    while True:
+        # The whole wait, its loop test included, is inside the try: Ctrl-C landing between two
+        # waits must cancel the turn, not escape it and end the chat.
         try:
-            finished.wait(0.05)
-            current = approver.next_question()
-            if current is not None:
-                view.end_reply()
-                current.answer(_ask(current.request, view.err, answers))
-                current = None
+            while not finished.is_set():
+                finished.wait(0.05)
+                current = approver.next_question()
+                if current is not None:
+                    view.end_reply()
+                    current.answer(_ask(current.request, view.err, answers))
+                    current = None
+            break
         except KeyboardInterrupt:
             if current is not None and not current.done.is_set():
                 current.answer(Decision.deny("cancelled", "the user pressed Ctrl-C"))
@@ -462,10 +541,24 @@ def _memory_report(agent: Any) -> str:
         if not state.available:
             lines.append(f"  {name}: unavailable ({state.error})")
             continue
-        lines.append(f"  {name}: {state.used}/{state.limit} chars, {len(state.entries)} entries")
-        lines.extend(f"    - {entry.splitlines()[0][:100]}" for entry in state.entries)
+        count = _plural(len(state.entries), "entry", "entries")
+        lines.append(f"  {name}: {state.used}/{state.limit} chars, {count}")
+        lines.extend(f"    - {_entry_line(entry)}" for entry in state.entries)
     lines.append("(the current session sees the snapshot taken when it started; /new reloads)")
     return "\n".join(lines)
+
+
+def _entry_line(entry: str) -> str:
+    """An entry's first line, or the mark of an entry the scanner keeps out of every prompt."""
+    from .memory.safety import describe, scan
+
+    issues = scan(entry)
+    first = _one_line((entry.splitlines() or [""])[0], 100)
+    return f"[BLOCKED: {describe(issues)}] {first}" if issues else first
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def _usage_report(agent: Any) -> str:
@@ -548,8 +641,12 @@ class _Answers:
 def _ask(request: ApprovalRequest, err: TextIO, answers: _Answers) -> Decision:
     """Show what is asked (the diff of an edit, the command line and folder) and read y/N."""
     if request.kind == "command":
-        print(f"\n  The agent wants to run, in {request.cwd}:\n    {request.detail}", file=err)
-        prompt = "  Run it? [y/N, or say why not] "
+        lines = request.detail.split("\n")
+        print(f"\n  The agent wants to run, in {request.cwd}:", file=err)
+        for line in lines:
+            print(f"    {line}", file=err)
+        what = "it" if len(lines) == 1 else f"all {len(lines)} lines above"
+        prompt = f"  Run {what}? [y/N, or say why not] "
     else:
         print(f"\n  {request.title}:", file=err)
         _show_diff(request.detail, err, DIFF_LINES_SHOWN)
@@ -576,4 +673,5 @@ def _show_diff(diff: str, err: TextIO, limit: int | None) -> None:
     for line in shown:
         print(f"    {line}", file=err)
     if len(shown) < len(lines):
-        print(f"    ... {len(lines) - len(shown)} more lines (answer d to see them all)", file=err)
+        more = _plural(len(lines) - len(shown), "more line", "more lines")
+        print(f"    ... {more} (answer d to see them all)", file=err)

@@ -1,4 +1,8 @@
-"""The `my-agent` command line: lint, memory, chat, serve.
+"""The `my-agent` command line: memory, lint, import, recall, chat, team memory through git, and the
+servers for the editor and for other agents.
+
+Everything a command prints to the terminal passes `terminal_text.visible` (the streams are wrapped
+in `main`), so text from memory, files, sessions or a model cannot drive the terminal.
 
 Exit codes scripts can rely on:
   0  success
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -26,6 +31,7 @@ from my_agent_core.mcp import command as mcp_command
 from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR, TARGETS, memory_dir_of
 from my_agent_core.memory.providers import recall_cli
 from my_agent_core.team import commands as team_commands
+from my_agent_core.terminal_text import visible_output
 
 if TYPE_CHECKING:
     from my_agent_core.context.rules import WorkspaceRules
@@ -49,24 +55,43 @@ _SEVERITY_NAMES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `my-agent` console script and `python -m my_agent_core`."""
     parser = _build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "handler", None):
-        parser.print_help()
-        return 2
-    try:
-        return int(args.handler(args))
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
-    except OSError as exc:  # the last line of defence: a disk or a device said no
-        where = f": {exc.filename}" if exc.filename else ""
-        print(f"my-agent: {exc.strerror or exc}{where}", file=sys.stderr)
-        return EXIT_SYSTEM
+    with visible_output(stdout=False):  # argparse's errors quote the arguments given
+        args = parser.parse_args(argv)
+        if not getattr(args, "handler", None):
+            parser.print_help()
+            return 2
+        # serve and mcp speak a protocol on stdout: only their stderr is for a person
+        with visible_output(stdout=not getattr(args, "protocol_stdout", False)):
+            try:
+                return int(args.handler(args))
+            except KeyboardInterrupt:
+                return 130
+            except BrokenPipeError:
+                return 0
+            except OSError as exc:  # the last line of defence: a disk or a device said no
+                where = f": {exc.filename}" if exc.filename else ""
+                print(f"my-agent: {exc.strerror or exc}{where}", file=sys.stderr)
+                return EXIT_SYSTEM
+
+
+DESCRIPTION = """\
+my-agent: long-term memory for coding agents (two Markdown files per folder, MEMORY.md and
+USER.md), a linter for them, and a coding agent in the terminal. `my-agent COMMAND --help`
+tells more about each command."""
+EPILOG = """\
+exit codes: 0 success; 1 lint errors, or a refused memory edit; 2 bad usage or input that
+cannot be read (for chat: no model, an endpoint that cannot be reached); 3 the memory folder
+stayed locked or the disk refused the write; 130 interrupted. Every error is one `my-agent:`
+line on stderr."""
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="my-agent", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="my-agent",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"my-agent {__version__}")
     sub = parser.add_subparsers(metavar="COMMAND")
 
@@ -74,7 +99,12 @@ def _build_parser() -> argparse.ArgumentParser:
     lint.add_argument(
         "paths", nargs="*", metavar="PATH", help="memory files or folders (default: .)"
     )
-    lint.add_argument("--format", choices=["text", "json"], default="text")
+    lint.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="text: one finding a line, path:line:col: code message (default); json: a list",
+    )
     _limit_options(lint)
     lint.add_argument(
         "--near-share", type=float, default=0.9, help="near-budget warning share (0.9)"
@@ -90,7 +120,7 @@ def _build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser(
         "serve", help="run the language server on stdio (what the editor starts)"
     )
-    serve.set_defaults(handler=_cmd_serve)
+    serve.set_defaults(handler=_cmd_serve, protocol_stdout=True)
 
     chat = sub.add_parser(
         "chat", help="chat with the agent in the terminal on this folder's memory"
@@ -100,7 +130,11 @@ def _build_parser() -> argparse.ArgumentParser:
     chat_cli.add_arguments(chat)
     chat.set_defaults(handler=_cmd_chat)
 
-    memory = sub.add_parser("memory", help="show or edit the memory store")
+    memory = sub.add_parser(
+        "memory",
+        help="show, edit, import or undo memory entries (MEMORY.md, USER.md)",
+        description="Show or edit the memory store: every change is journaled and can be undone.",
+    )
     msub = memory.add_subparsers(metavar="ACTION")
     for name, help_text, extra in (
         ("show", "print the entries and usage", []),
@@ -111,24 +145,43 @@ def _build_parser() -> argparse.ArgumentParser:
         ("undo", "revert the newest change (or the change ID, on top of the file as it is)", []),
         (
             "import",
-            "add the items of a CLAUDE.md / AGENTS.md / .cursorrules file as entries",
+            "add the items of a CLAUDE.md / AGENTS.md / .cursorrules file as entries (items "
+            "this folder's context files already give every session are skipped)",
             ["file"],
         ),
     ):
-        cmd = msub.add_parser(name, help=help_text)
+        cmd = msub.add_parser(
+            name, help=help_text, description=help_text[0].upper() + help_text[1:]
+        )
         for arg in extra:
-            cmd.add_argument(arg)
+            cmd.add_argument(arg, metavar=arg.upper(), help=_ARGUMENT_HELP[arg])
         if name == "undo":
-            cmd.add_argument("id", nargs="?", help="the change to revert (from `memory log`)")
+            cmd.add_argument(
+                "id", nargs="?", metavar="ID", help="the change to revert (from `memory log`)"
+            )
         cmd.add_argument(
-            "--dir", type=Path, help="memory folder (default: ./.my_agent_core/memory)"
+            "--dir",
+            type=Path,
+            metavar="PATH",
+            help="memory folder (default: ./.my_agent_core/memory)",
         )
         if name not in ("log", "undo"):
-            cmd.add_argument("--target", choices=TARGETS, default="memory")
+            cmd.add_argument(
+                "--target",
+                choices=TARGETS,
+                default="memory",
+                help="memory: the agent's notes, MEMORY.md (default); user: the user's profile, USER.md",
+            )
         if name in ("show", "log"):
             cmd.add_argument("--json", action="store_true", help="machine-readable output")
         if name == "log":
-            cmd.add_argument("--limit", type=int, default=20)
+            cmd.add_argument(
+                "--limit",
+                type=int,
+                default=20,
+                metavar="N",
+                help="how many changes, newest first (20)",
+            )
         _profile_option(cmd)
         if name != "show":
             cmd.add_argument(
@@ -148,8 +201,31 @@ def _build_parser() -> argparse.ArgumentParser:
     memory.set_defaults(handler=memory_help)
     team_commands.add_commands(sub)
     mcp_command.add_command(sub)
+    sub.choices["mcp"].set_defaults(protocol_stdout=True)
     recall_cli.add_recall_command(sub)
     return parser
+
+
+_ARGUMENT_HELP = {
+    "text": "the entry's text ('-' reads it from standard input)",
+    "old": "a piece of text that appears in exactly one entry (that entry is the one changed)",
+    "new": "the entry's whole new text",
+    "file": "the instructions file to import (CLAUDE.md, AGENTS.md, .cursorrules ...)",
+}
+#: The memory tool's parameter names, as the store's messages say them, and the command line's.
+_CLI_NAMES = {"old_text": "OLD", "new_content": "NEW", "content": "TEXT"}
+_TOOL_NAME = re.compile(r"`(old_text|new_content|content)`|\b(old_text|new_content)\b")
+_QUOTED = re.compile(r'("[^"\n]*")')
+
+
+def _in_cli_terms(error: Exception) -> str:
+    """A store's message in the command line's words: `OLD` where the tool says `old_text`
+    (its first line only, and never inside a quote of the user's text or an entry)."""
+    head, newline, rest = str(error).partition("\n")
+    parts = _QUOTED.split(head)
+    for i in range(0, len(parts), 2):  # the even parts are outside quotes
+        parts[i] = _TOOL_NAME.sub(lambda m: _CLI_NAMES[m.group(1) or m.group(2)], parts[i])
+    return "".join(parts) + newline + rest
 
 
 def _profile_option(parser: argparse.ArgumentParser) -> None:
@@ -168,9 +244,19 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
     from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 
     parser.add_argument(
-        "--memory-limit", type=int, default=MEMORY_CHAR_LIMIT, help="MEMORY.md budget"
+        "--memory-limit",
+        type=int,
+        default=MEMORY_CHAR_LIMIT,
+        metavar="CHARS",
+        help=f"MEMORY.md budget in characters ({MEMORY_CHAR_LIMIT})",
     )
-    parser.add_argument("--user-limit", type=int, default=USER_CHAR_LIMIT, help="USER.md budget")
+    parser.add_argument(
+        "--user-limit",
+        type=int,
+        default=USER_CHAR_LIMIT,
+        metavar="CHARS",
+        help=f"USER.md budget in characters ({USER_CHAR_LIMIT})",
+    )
 
 
 # ---------------------------------------------------------------------------------------------- memory
@@ -234,7 +320,7 @@ def _cmd_memory(args: argparse.Namespace) -> int:
         print(f"my-agent: {exc}", file=sys.stderr)
         return EXIT_SYSTEM
     except MemoryEditError as exc:
-        print(f"my-agent: {exc}", file=sys.stderr)
+        print(f"my-agent: {_in_cli_terms(exc)}", file=sys.stderr)
         return EXIT_FINDINGS
     except PathRefused as exc:
         print(f"my-agent: {exc}", file=sys.stderr)
@@ -249,15 +335,23 @@ def _import(store: MemoryStore, file: str, target: str) -> int:
 
     result = import_file(store, file, target=target, author="cli")
     print(result.message)
+    for skipped in result.in_context:
+        print(
+            f"  skipped: the item at line {skipped.line}, already in {skipped.file} "
+            f"(line {skipped.file_line}): {_one_line(skipped.text, 80)}"
+        )
     for text in result.not_fitted:
         print(f"  not fitted: {_one_line(text)}")
-    for refused in result.refused:  # its text is not printed: it may hold terminal controls
+    for refused in result.refused:  # not quoted: the scanner refused it as unsafe
         print(f"  refused: the item at line {refused.line} ({refused.reason})")
     return EXIT_FINDINGS if result.not_fitted or result.refused else EXIT_OK
 
 
 def _show(store: MemoryStore, target: str, as_json: bool) -> int:
+    from my_agent_core.memory.safety import describe, scan
+
     state = store.state(target)
+    blocked = {n: describe(issues) for n, e in enumerate(state.entries) if (issues := scan(e))}
     if as_json:
         print(
             json.dumps(
@@ -267,11 +361,12 @@ def _show(store: MemoryStore, target: str, as_json: bool) -> int:
                     "used": state.used,
                     "limit": state.limit,
                     "entries": state.entries,
+                    "blocked": [{"entry": n + 1, "why": why} for n, why in blocked.items()],
                     "available": state.available,
                     "error": state.error,
                     "journal_error": state.journal_error,
                 },
-                ensure_ascii=False,
+                ensure_ascii=True,  # \u escapes: no byte of an entry can act on a terminal
                 indent=2,
             )
         )
@@ -287,9 +382,21 @@ def _show(store: MemoryStore, target: str, as_json: bool) -> int:
     )
     for number, entry in enumerate(state.entries, start=1):
         lines = entry.splitlines() or [""]
+        why = blocked.get(number - 1)
+        if why is not None:  # kept out of every prompt: say so before its text (shown escaped)
+            print(f"{number:>3}. [BLOCKED: kept out of every prompt because it {why}]")
+            for line in lines:
+                print(f"     ! {line}")
+            continue
         print(f"{number:>3}. {lines[0]}")
         for line in lines[1:]:
             print(f"     {line}")
+    if blocked:
+        them = "it" if len(blocked) == 1 else "them"
+        print(
+            f"{_plural(len(blocked), 'entry is', 'entries are')} blocked as unsafe (kept out of "
+            f"every prompt): remove {them} with `my-agent memory remove OLD`, or rewrite {them}."
+        )
     return EXIT_OK
 
 
@@ -302,7 +409,7 @@ def _history_warning(error: str) -> str:
 def _log(store: MemoryStore, limit: int, as_json: bool) -> int:
     records = store.log(limit)
     if as_json:
-        print(json.dumps([r.to_json() for r in records], ensure_ascii=False, indent=2))
+        print(json.dumps([r.to_json() for r in records], ensure_ascii=True, indent=2))
         return EXIT_OK
     if not records:
         print("No changes recorded yet.")
@@ -392,7 +499,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
                 )
             )
     if args.format == "json":
-        print(json.dumps(results, ensure_ascii=False, indent=2))
+        print(json.dumps(results, ensure_ascii=True, indent=2))
     else:
         for r in results:
             print(f"{r['path']}:{r['line']}:{r['column']}: {r['code']} {r['message']}")

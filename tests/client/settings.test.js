@@ -41,7 +41,9 @@ test('settings become initializationOptions {myAgent: {...}} without empty strin
             'python.interpreter': '/usr/bin/python3',
         }),
         true,
-    );
+    ); // (baseUrl at the workspace level only: not sent until confirmed, see endpoint.test.js)
+    assert.equal(s.baseUrl, '');
+    s.baseUrl = settings.readSettings(cfg({ baseUrl: 'http://127.0.0.1:9/v1' }, { baseUrl: 'http://127.0.0.1:9/v1' }), true).baseUrl;
     const opts = settings.buildInitializationOptions(s, true, ['file:///a']);
     assert.deepEqual(opts, {
         myAgent: {

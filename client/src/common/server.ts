@@ -6,6 +6,8 @@ import {
     ApplyWorkspaceEditResult,
     CancellationToken,
     ConfigurationParams,
+    DidChangeConfigurationNotification,
+    DidChangeConfigurationParams,
     LanguageClient,
     LanguageClientOptions,
     RequestHandler,
@@ -13,7 +15,14 @@ import {
     State,
     TextDocumentEdit,
 } from 'vscode-languageclient/node';
-import { currentInitializationOptions, currentSettings, SECTION, toServerSettings } from './settings';
+import {
+    askAboutEndpoint,
+    currentInitializationOptions,
+    currentSettings,
+    EndpointConsent,
+    SECTION,
+    toServerSettings,
+} from './settings';
 import { getLog, redact, showErrorWithOutput } from './log';
 import { PythonSetupError, resolveServerPython } from './python';
 import { getApiKey } from './secrets';
@@ -31,6 +40,31 @@ export function shapeConfiguration(
     settings: () => unknown,
 ): unknown[] {
     return params.items.map((item, i) => (item.section === SECTION ? settings() : results[i]));
+}
+
+/** The `workspace/didChangeConfiguration` the server gets: our `myAgent` shape, never the raw section. */
+export function pushedSettings(settings: () => unknown): DidChangeConfigurationParams {
+    return { settings: { [SECTION]: settings() } };
+}
+
+type ConfigurationHandler = RequestHandler<ConfigurationParams, unknown[], void>;
+
+/**
+ * The language client's workspace middleware: both ways the server learns the settings (its pull, and the push
+ * on a change) carry `settings()`, so what the server sees is filtered here (e.g. a workspace's endpoint the
+ * user has not confirmed is not in it), not the raw configuration the language client would send.
+ */
+export function settingsMiddleware(settings: () => unknown, push: (params: DidChangeConfigurationParams) => Promise<void>) {
+    return {
+        configuration: async (params: ConfigurationParams, token: CancellationToken, next: ConfigurationHandler) => {
+            const results = await next(params, token);
+            if (!Array.isArray(results)) {
+                return results;
+            }
+            return shapeConfiguration(params, results, settings);
+        },
+        didChangeConfiguration: async (_sections: string[] | undefined, _next: unknown) => push(pushedSettings(settings)),
+    };
 }
 
 /**
@@ -90,6 +124,8 @@ export class ServerManager implements vscode.Disposable {
     private resolvedPython: string | undefined;
     private starting: Promise<LanguageClient | undefined> | undefined;
     private readonly watcher: vscode.FileSystemWatcher;
+    private readonly consent: EndpointConsent;
+    private readonly listeners: vscode.Disposable[] = [];
     private readonly onDidStartEmitter = new vscode.EventEmitter<LanguageClient>();
     private readonly onDidStopEmitter = new vscode.EventEmitter<void>();
     /** Fired with the running client after every (re)start: register notification handlers here. */
@@ -99,6 +135,31 @@ export class ServerManager implements vscode.Disposable {
 
     constructor(private readonly context: vscode.ExtensionContext) {
         this.watcher = vscode.workspace.createFileSystemWatcher(MEMORY_GLOB);
+        this.consent = new EndpointConsent(context.globalState, context.workspaceState, askAboutEndpoint);
+        this.listeners.push(
+            vscode.workspace.onDidChangeConfiguration((e) => {
+                if (e.affectsConfiguration(`${SECTION}.baseUrl`)) {
+                    void this.reviewEndpoint();
+                }
+            }),
+            vscode.workspace.onDidGrantWorkspaceTrust(() => void this.reviewEndpoint()),
+        );
+    }
+
+    /** The settings as the server may see them (a workspace's endpoint only once the user confirmed it). */
+    private serverSettings(): unknown {
+        return toServerSettings(currentSettings(this.consent.allows));
+    }
+
+    /** Asks about an endpoint the workspace sets (once per endpoint); once confirmed, the server is told. */
+    async reviewEndpoint(): Promise<void> {
+        const confirmed = await this.consent.review(vscode.workspace.getConfiguration(SECTION), vscode.workspace.isTrusted);
+        if (!confirmed) {
+            return;
+        }
+        getLog().info('the endpoint this workspace sets was confirmed; the server uses it from now on');
+        await this.starting?.catch(() => undefined);
+        await this.running?.sendNotification(DidChangeConfigurationNotification.type, pushedSettings(() => this.serverSettings()));
     }
 
     /** The interpreter that runs the server (the configured one, or the private venv's), once resolved. */
@@ -148,6 +209,7 @@ export class ServerManager implements vscode.Disposable {
             return undefined;
         }
         this.resolvedPython = python;
+        void this.reviewEndpoint(); // not awaited: the server starts with the user's own endpoint meanwhile
         const apiKey = await getApiKey(this.context.secrets);
         const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUTF8: '1' };
         if (apiKey) {
@@ -162,28 +224,19 @@ export class ServerManager implements vscode.Disposable {
             documentSelector: DOCUMENT_SELECTOR,
             outputChannel: log,
             traceOutputChannel: log,
-            initializationOptions: currentInitializationOptions(),
+            initializationOptions: currentInitializationOptions(this.consent.allows),
             synchronize: {
                 configurationSection: SECTION,
                 fileEvents: this.watcher,
             },
             middleware: {
-                workspace: {
-                    configuration: async (
-                        params: ConfigurationParams,
-                        token: CancellationToken,
-                        next: RequestHandler<ConfigurationParams, unknown[], void>,
-                    ) => {
-                        const results = await next(params, token);
-                        if (!Array.isArray(results)) {
-                            return results;
-                        }
-                        return shapeConfiguration(params, results, () => toServerSettings(currentSettings()));
-                    },
-                },
+                workspace: settingsMiddleware(
+                    () => this.serverSettings(),
+                    (params) => client.sendNotification(DidChangeConfigurationNotification.type, params),
+                ),
             },
         };
-        const client = new LanguageClient('myAgent', 'My Agent', serverOptions, clientOptions);
+        const client: LanguageClient = new LanguageClient('myAgent', 'My Agent', serverOptions, clientOptions);
         // Replaces the language client's own handler (registered before start, it wins at initialize).
         client.onRequest(ApplyWorkspaceEditRequest.type, (params) => applyWorkspaceEdit(client, params));
         this.client = client;
@@ -229,6 +282,7 @@ export class ServerManager implements vscode.Disposable {
     dispose(): void {
         void this.stop();
         this.watcher.dispose();
+        this.listeners.forEach((l) => l.dispose());
         this.onDidStartEmitter.dispose();
         this.onDidStopEmitter.dispose();
     }

@@ -111,13 +111,52 @@ function approvalOf(config: ConfigLike): MemoryApproval {
     return values.includes('ask') ? 'ask' : 'auto';
 }
 
+/** Whether the user confirmed an endpoint a workspace sets (`EndpointConsent.allows`); none by default. */
+export type EndpointAllowed = (url: string) => boolean;
+
+const NO_ENDPOINT_ALLOWED: EndpointAllowed = () => false;
+
+/** One spelling per endpoint (`HTTP://Host:80/v1/` and `http://host/v1` are the same), for the consent list. */
+export function endpointKey(url: string): string {
+    const text = url.trim();
+    try {
+        return new URL(text).href.replace(/\/+$/, '');
+    } catch {
+        return text;
+    }
+}
+
+/** The user's own endpoint (their settings.json, else the default) and the one the workspace sets, if any. */
+export function endpointLevels(config: ConfigLike): { own: string; workspace?: string } {
+    const levels = config.inspect?.<unknown>('baseUrl');
+    if (!levels) {
+        return { own: str(config.get('baseUrl')) }; // no levels to tell apart: the value as given
+    }
+    const own = str(levels.globalValue ?? levels.defaultValue);
+    const wanted = str(levels.workspaceFolderValue ?? levels.workspaceValue);
+    return wanted && endpointKey(wanted) !== endpointKey(own) ? { own, workspace: wanted } : { own };
+}
+
+/**
+ * `myAgent.baseUrl` as the server may see it. The setting is window-scoped, so a cloned repository's
+ * `.vscode/settings.json` can set it, and the chat's requests carry the API key from SecretStorage: trusting a
+ * folder's code is not consent to send the key elsewhere. A workspace's endpoint is used only once the user
+ * confirmed it (`allowed`, remembered per endpoint outside the repository) in a trusted workspace; until then the
+ * server gets the user's own value (or none, for the server's default).
+ */
+export function endpointOf(config: ConfigLike, trusted: boolean, allowed: EndpointAllowed = NO_ENDPOINT_ALLOWED): string {
+    const { own, workspace } = endpointLevels(config);
+    return workspace !== undefined && trusted && allowed(workspace) ? workspace : own;
+}
+
 /**
  * Reads the settings. In an untrusted workspace a restricted key takes only the user (global) value, so a
- * cloned repository cannot pick the interpreter we spawn or send the API key to its own endpoint. The keys
- * that pre-approve edits and commands, retention, the archive's database and the global profile are
- * `machine`-scoped in package.json, so VS Code itself ignores a workspace's values for them.
+ * cloned repository cannot pick the interpreter we spawn; the endpoint a workspace sets needs the user's
+ * confirmation even when trusted (`endpointOf`). The keys that pre-approve edits and commands, retention, the
+ * archive's database and the global profile are `machine`-scoped in package.json, so VS Code itself ignores a
+ * workspace's values for them.
  */
-export function readSettings(config: ConfigLike, trusted: boolean): ClientSettings {
+export function readSettings(config: ConfigLike, trusted: boolean, allowed: EndpointAllowed = NO_ENDPOINT_ALLOWED): ClientSettings {
     const get = <T>(key: string): T | undefined => {
         if (!trusted && (RESTRICTED_KEYS as readonly string[]).includes(key) && config.inspect) {
             const info = config.inspect<T>(key);
@@ -142,7 +181,7 @@ export function readSettings(config: ConfigLike, trusted: boolean): ClientSettin
     };
     return {
         model: str(get<string>('model')),
-        baseUrl: str(get<string>('baseUrl')),
+        baseUrl: endpointOf(config, trusted, allowed),
         interpreter: str(get<string>('python.interpreter')),
         memory,
         chat: {
@@ -200,14 +239,99 @@ export function buildInitializationOptions(
     return { myAgent };
 }
 
-export function currentSettings(): ClientSettings {
-    return readSettings(vscode.workspace.getConfiguration(SECTION), vscode.workspace.isTrusted);
+/** The settings now; `allowed`: the endpoints the user confirmed (the server's view needs it, see `endpointOf`). */
+export function currentSettings(allowed: EndpointAllowed = NO_ENDPOINT_ALLOWED): ClientSettings {
+    return readSettings(vscode.workspace.getConfiguration(SECTION), vscode.workspace.isTrusted, allowed);
 }
 
-export function currentInitializationOptions(): ServerInitializationOptions {
+export function currentInitializationOptions(allowed: EndpointAllowed = NO_ENDPOINT_ALLOWED): ServerInitializationOptions {
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString());
-    return buildInitializationOptions(currentSettings(), vscode.workspace.isTrusted, folders, vscode.env.appRoot);
+    return buildInitializationOptions(currentSettings(allowed), vscode.workspace.isTrusted, folders, vscode.env.appRoot);
 }
+
+/** The part of vscode.Memento the consent needs (the tests pass the stub's). */
+export interface MementoLike {
+    get<T>(key: string): T | undefined;
+    update(key: string, value: unknown): Thenable<void>;
+}
+
+/** globalState: endpoints the user confirmed for any workspace that sets them. */
+export const CONFIRMED_ENDPOINTS_KEY = 'myAgent.confirmedEndpoints';
+/** workspaceState: endpoints this workspace sets that the user declined ("Keep my own"). */
+export const DECLINED_ENDPOINTS_KEY = 'myAgent.declinedEndpoints';
+
+export type EndpointAnswer = 'use' | 'keep' | undefined;
+/** Asks the user about `endpoint` (set by the workspace) instead of `own` ('' for the default endpoint). */
+export type EndpointQuestion = (endpoint: string, own: string) => Thenable<EndpointAnswer>;
+
+/**
+ * The user's consent to the endpoint a workspace sets: asked once per endpoint, remembered outside the repository
+ * (extension globalState; a refusal in this workspace's own state). A dismissed question is not asked again in
+ * this window, and counts as "Keep my own".
+ */
+export class EndpointConsent {
+    private readonly asked = new Set<string>();
+
+    constructor(
+        private readonly global: MementoLike,
+        private readonly workspace: MementoLike,
+        private readonly ask: EndpointQuestion,
+    ) {}
+
+    /** For `readSettings`: whether the user confirmed this endpoint. */
+    readonly allows: EndpointAllowed = (url) => this.list(this.global, CONFIRMED_ENDPOINTS_KEY).includes(endpointKey(url));
+
+    /** Asks about the workspace's endpoint when there is one the user has not answered yet; true when the user
+     * confirmed it now (the server's settings must then be pushed again). */
+    async review(config: ConfigLike, trusted: boolean): Promise<boolean> {
+        const { own, workspace } = endpointLevels(config);
+        if (workspace === undefined || !trusted || this.allows(workspace)) {
+            return false;
+        }
+        const key = endpointKey(workspace);
+        if (this.asked.has(key) || this.list(this.workspace, DECLINED_ENDPOINTS_KEY).includes(key)) {
+            return false;
+        }
+        this.asked.add(key);
+        const answer = await this.ask(workspace, own);
+        if (answer === 'use') {
+            await this.global.update(CONFIRMED_ENDPOINTS_KEY, [...this.list(this.global, CONFIRMED_ENDPOINTS_KEY), key]);
+            return true;
+        }
+        if (answer === 'keep') {
+            await this.workspace.update(DECLINED_ENDPOINTS_KEY, [...this.list(this.workspace, DECLINED_ENDPOINTS_KEY), key]);
+        }
+        return false;
+    }
+
+    private list(memento: MementoLike, key: string): string[] {
+        const value = memento.get<unknown>(key);
+        return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+    }
+}
+
+/** The modal question: where the chat's requests, and the API key with them, would go. */
+export const askAboutEndpoint: EndpointQuestion = async (endpoint, own) => {
+    const use = vscode.l10n.t('Use this endpoint');
+    const keep = vscode.l10n.t('Keep my own');
+    const instead = own
+        ? vscode.l10n.t('your own endpoint, {0}', own)
+        : vscode.l10n.t('the default endpoint (OPENAI_BASE_URL, else api.openai.com)');
+    const picked = await vscode.window.showWarningMessage(
+        vscode.l10n.t('This workspace sets the chat endpoint (myAgent.baseUrl) to {0}.', endpoint),
+        {
+            modal: true,
+            detail: vscode.l10n.t(
+                'Chat requests, with your API key, would go to {0} instead of {1}. A repository can set this in its .vscode/settings.json: use it only if you know that server. Your answer is remembered for this endpoint.',
+                endpoint,
+                instead,
+            ),
+        },
+        use,
+        keep,
+    );
+    return picked === use ? 'use' : picked === keep ? 'keep' : undefined;
+};
 
 /** Changes that need a new server process (the rest travel live through workspace/didChangeConfiguration). */
 export function needsRestart(e: vscode.ConfigurationChangeEvent): boolean {

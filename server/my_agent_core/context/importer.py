@@ -6,6 +6,11 @@ entry, prefixed by the headings above it so it still makes sense on its own; a c
 with the item it illustrates. The entries go through the store as ONE batch (scanned, deduplicated,
 journaled, undone by one undo), and what did not fit or was refused is reported, never dropped
 silently. The Markdown is parsed by markdown-it-py (CommonMark), not by hand.
+
+An item the folder's context files (AGENTS.md, CLAUDE.md ...) already give every session is skipped
+and listed: as an entry it would only spend memory's budget twice, and lint would flag it at once
+as `in-context-file` (the same check, `context/similarity.py`). Importing AGENTS.md into its own
+folder's memory therefore adds only what the file does not already say there.
 """
 
 from __future__ import annotations
@@ -20,7 +25,10 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from my_agent_core.context.files import read_context_texts
+from my_agent_core.context.similarity import ContextCorpus
 from my_agent_core.memory.document import SECTION_SIGN, budget_used, normalize_entry, parse
+from my_agent_core.memory.location import workspace_of
 from my_agent_core.memory.safety import describe, scan
 from my_agent_core.memory.store import MemoryChanged, MemoryEditError, MemoryStore, Operation
 from my_agent_core.paths import FileTooLarge, PathRefused, read_regular, resolve_inside
@@ -29,7 +37,9 @@ __all__ = [
     "IMPORT_MAX_BYTES",
     "ImportItem",
     "ImportResult",
+    "InContext",
     "Refused",
+    "context_corpus",
     "import_file",
     "import_text",
     "split_items",
@@ -61,14 +71,27 @@ class Refused:
 
 
 @dataclass(frozen=True, slots=True)
+class InContext:
+    """An item skipped because a context file already says it: the item's line, and the context
+    file's name and line."""
+
+    text: str
+    line: int
+    file: str
+    file_line: int
+
+
+@dataclass(frozen=True, slots=True)
 class ImportResult:
-    """What an import did; the protocol's `{message, added, duplicates, notFitted, refused}`."""
+    """What an import did; the protocol's `{message, added, duplicates, notFitted, refused}` (and
+    `inContext`, the items the context files already give every session)."""
 
     message: str
     added: int
     duplicates: int
     not_fitted: list[str] = field(default_factory=list)
     refused: list[Refused] = field(default_factory=list)
+    in_context: list[InContext] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -77,6 +100,10 @@ class ImportResult:
             "duplicates": self.duplicates,
             "notFitted": list(self.not_fitted),
             "refused": [{"text": r.text, "reason": r.reason, "line": r.line} for r in self.refused],
+            "inContext": [
+                {"text": c.text, "line": c.line, "file": c.file, "fileLine": c.file_line}
+                for c in self.in_context
+            ],
         }
 
 
@@ -202,11 +229,14 @@ class _Plan:
     duplicates: int = 0
     not_fitted: list[str] = field(default_factory=list)
     refused: list[Refused] = field(default_factory=list)
+    in_context: list[InContext] = field(default_factory=list)
 
 
-def _plan(items: list[ImportItem], existing: list[str], limit: int) -> _Plan:
-    """Which items to add: safe ones, not already there, in file order while they fit (a big item
-    that does not fit does not stop smaller ones after it)."""
+def _plan(
+    items: list[ImportItem], existing: list[str], limit: int, context: ContextCorpus | None
+) -> _Plan:
+    """Which items to add: safe ones, not already there, not already in a context file, in file
+    order while they fit (a big item that does not fit does not stop smaller ones after it)."""
     plan = _Plan()
     have = set(existing)
     kept = list(existing)
@@ -227,6 +257,10 @@ def _plan(items: list[ImportItem], existing: list[str], limit: int) -> _Plan:
         if text in have:
             plan.duplicates += 1
             continue
+        match = context.find(text) if context is not None else None
+        if match is not None:
+            plan.in_context.append(InContext(text, item.line, match.name, match.line))
+            continue
         grown = used + (len("\n§\n") if kept else 0) + len(text)
         if grown > limit:
             plan.not_fitted.append(text)
@@ -245,12 +279,14 @@ def import_text(
     target: str = "memory",
     author: str = "user",
     source: str = "the file",
+    context: ContextCorpus | None = None,
 ) -> ImportResult:
     """Add the items of `text` to `target` in one journaled batch (one undo reverts it).
 
     The plan is made on the file as it is, previewed under the store's lock and written only if
-    nobody wrote in between (else planned again). Refused and over-budget items are returned,
-    never silently dropped; raises `MemoryEditError` when the store refuses the write itself."""
+    nobody wrote in between (else planned again). Refused, over-budget and already-in-context
+    items (`context`: the folder's context files, see `context_corpus`) are returned, never
+    silently dropped; raises `MemoryEditError` when the store refuses the write itself."""
     store.limit(target)  # an unknown target is refused here, with the store's message
     items = split_items(text)
     name = store.files[target]
@@ -258,7 +294,7 @@ def import_text(
         state = store.state(target)
         if not state.available:
             raise MemoryEditError(state.error or f"{name} is unavailable.")
-        plan = _plan(items, state.entries, state.limit)
+        plan = _plan(items, state.entries, state.limit, context)
         if not plan.adds:
             return _result(plan, 0, name, source, len(items))
         operations = [Operation("add", content=t) for t in plan.adds]
@@ -277,17 +313,41 @@ def import_text(
 
 
 def _result(plan: _Plan, added: int, name: str, source: str, total: int) -> ImportResult:
-    parts = [f"Imported {added} of {total} items from {source} into {name}"]
+    parts = [f"Imported {added} of {_count(total, 'item')} from {source} into {name}"]
     if plan.duplicates:
         parts.append(f"{plan.duplicates} already there")
     if plan.not_fitted:
         parts.append(f"{len(plan.not_fitted)} did not fit in the budget")
+    if plan.in_context:
+        files = sorted({c.file for c in plan.in_context})
+        says = " and ".join(files)
+        parts.append(
+            f"{_count(len(plan.in_context), 'item')} skipped: {says} already "
+            f"{'gives' if len(files) == 1 else 'give'} {'it' if len(plan.in_context) == 1 else 'them'}"
+            " to every session"
+        )
     if plan.refused:
         parts.append(f"{len(plan.refused)} refused as unsafe or malformed")
     message = "; ".join(parts) + "."
     if plan.not_fitted:
         message += f" Consolidate {name} or raise its limit, then import again for the rest."
-    return ImportResult(message, added, plan.duplicates, plan.not_fitted, plan.refused)
+    return ImportResult(
+        message, added, plan.duplicates, plan.not_fitted, plan.refused, plan.in_context
+    )
+
+
+def _count(number: int, one: str) -> str:
+    return f"{number} {one if number == 1 else one + 's'}"
+
+
+def context_corpus(store: MemoryStore, target: str, folder: Path | str | None) -> ContextCorpus:
+    """The context files every session of `target`'s workspace reads (`folder`, else the one its
+    file lives in; none for a file outside any workspace, as a global USER.md)."""
+    home = Path(folder) if folder is not None else workspace_of(store.state(target).path.parent)
+    if home is None:
+        return ContextCorpus(())
+    texts, _unreadable = read_context_texts(home)
+    return ContextCorpus(texts)
 
 
 def import_file(
@@ -314,4 +374,11 @@ def import_file(
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise PathRefused(f"{shown} is not valid UTF-8 (bad byte at offset {exc.start}).") from None
-    return import_text(store, text, target=target, author=author, source=Path(shown).name)
+    return import_text(
+        store,
+        text,
+        target=target,
+        author=author,
+        source=Path(shown).name,
+        context=context_corpus(store, target, folder),
+    )

@@ -27,7 +27,7 @@ from my_agent_core.memory.normalize import fold, fold_map, original_span
 from my_agent_core.memory.safety_rules import PROMPTWARE, RULES, Rule
 from my_agent_core.memory.safety_views import disguised_issues
 
-__all__ = ["SafetyIssue", "describe", "is_safe", "scan", "strip_invisible"]
+__all__ = ["SafetyIssue", "describe", "hidden_spans", "is_safe", "scan", "strip_invisible"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,9 +344,15 @@ def describe(issues: list[SafetyIssue]) -> str:
     return "; ".join(seen)
 
 
+def hidden_spans(text: str) -> list[tuple[int, int]]:
+    """The `[start, end)` spans of the invisible characters `scan` reports, legitimate joiners
+    excepted (ZWJ in emoji, ZWNJ in Persian...): one judgement for the prompt and the terminal."""
+    return [(i.start, i.end) for i in _invisible_issues(text)]
+
+
 def strip_invisible(text: str) -> str:
     """The text without the invisible characters `scan` reports (legitimate joiners are kept)."""
-    spans = [(i.start, i.end) for i in _invisible_issues(text)]
+    spans = hidden_spans(text)
     if not spans:
         return text
     out: list[str] = []

@@ -1,7 +1,8 @@
 """The command-line side of team memory: `my-agent merge-driver` and `my-agent git-setup`.
 
 Only argparse is imported at start-up; each handler imports what it runs, so building the parser
-stays cheap for every other command.
+stays cheap for every other command. What they print names paths of a cloned repository and the
+text of its entries: it goes through `terminal_text` like every other command's output.
 """
 
 from __future__ import annotations
@@ -15,23 +16,39 @@ __all__ = ["add_commands"]
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `merge-driver` and `git-setup` on the `my-agent` subcommand parser."""
+    # A description is %-formatted only when it holds "%(prog)": git's placeholders stay single.
     driver = sub.add_parser(
         "merge-driver",
         help="git merge driver: merge MEMORY.md entry by entry into OURS",
-        description="Merge BASE and THEIRS into OURS entry by entry (git: %%O %%A %%B %%P). "
+        description="Merge BASE and THEIRS into OURS entry by entry (git runs it as: "
+        "my-agent merge-driver %O %A %B %P; `my-agent git-setup` configures that). "
         "Exit 0 when merged; 1 when a version cannot be read (git then reports a conflict).",
     )
-    driver.add_argument("base", metavar="BASE")
-    driver.add_argument("ours", metavar="OURS")
-    driver.add_argument("theirs", metavar="THEIRS")
-    driver.add_argument("path", metavar="PATH", nargs="?", help="the merged path, for messages")
+    # argparse %-formats help strings: git's placeholders are written %% there.
+    driver.add_argument("base", metavar="BASE", help="the common ancestor's version (git's %%O)")
+    driver.add_argument(
+        "ours", metavar="OURS", help="our version, where the merge is written (git's %%A)"
+    )
+    driver.add_argument("theirs", metavar="THEIRS", help="their version (git's %%B)")
+    driver.add_argument(
+        "path", metavar="PATH", nargs="?", help="the merged path, for messages (git's %%P)"
+    )
     driver.set_defaults(handler=_merge_driver)
 
     setup = sub.add_parser(
         "git-setup",
         help="share MEMORY.md through git with the entry-wise merge; keep private files out",
+        description="Set up the repository holding FOLDER for team memory: the entry-wise merge "
+        "driver for MEMORY.md, and private files (USER.md, sessions, the archive) kept out of git.",
     )
-    setup.add_argument("folder", metavar="FOLDER", nargs="?", type=Path, default=None)
+    setup.add_argument(
+        "folder",
+        metavar="FOLDER",
+        nargs="?",
+        type=Path,
+        default=None,
+        help="a folder of the repository (default: the current one)",
+    )
     setup.add_argument(
         "--untrack",
         action="store_true",
@@ -42,19 +59,21 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 def _merge_driver(args: argparse.Namespace) -> int:
     from my_agent_core.team.driver import run_driver
+    from my_agent_core.terminal_text import as_visible
 
-    return run_driver(args.base, args.ours, args.theirs, args.path)
+    return run_driver(args.base, args.ours, args.theirs, args.path, err=as_visible(sys.stderr))
 
 
 def _git_setup(args: argparse.Namespace) -> int:
     from my_agent_core.team.git_setup import GitSetupError, git_setup
+    from my_agent_core.terminal_text import visible
 
     try:
         report = git_setup(
             args.folder if args.folder is not None else Path.cwd(), untrack=args.untrack
         )
     except GitSetupError as exc:
-        print(f"my-agent git-setup: {exc}", file=sys.stderr)
+        print(visible(f"my-agent: git-setup: {exc}"), file=sys.stderr)
         return 2
-    print("\n".join(report.lines()))
+    print(visible("\n".join(report.lines())))
     return 0

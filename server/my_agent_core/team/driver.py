@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import unicodedata
 from pathlib import Path
 from typing import TextIO
 
@@ -134,7 +133,8 @@ def _preview(text: str) -> str:
 
 
 def _clean(text: str) -> str:
-    """Entry text and paths come from a repository: no control character reaches the terminal."""
-    return "".join(
-        "?" if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") else ch for ch in text
-    )
+    """Entry text and paths come from a repository: shown as every command line output is, its
+    control and hidden characters as escapes (`terminal_text.visible`)."""
+    from my_agent_core.terminal_text import visible
+
+    return visible(text)

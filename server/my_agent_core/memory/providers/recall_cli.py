@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,8 +17,6 @@ if TYPE_CHECKING:
     from my_agent_core.memory.providers.items import RecallItem
 
 __all__ = ["add_recall_command", "run"]
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def add_recall_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -104,7 +101,8 @@ def _dispatch(archive: IndexedArchiveProvider, args: argparse.Namespace) -> int:
     else:
         items = archive.search_items(args.query, max(1, args.limit))
     if args.json:
-        print(json.dumps([item.to_hit() for item in items], ensure_ascii=False, indent=2))
+        # \u escapes: no byte of an archived text can act on a terminal, and it stays valid JSON
+        print(json.dumps([item.to_hit() for item in items], ensure_ascii=True, indent=2))
     else:
         for item in items:
             _print(item, full=bool(args.show))
@@ -112,13 +110,16 @@ def _dispatch(archive: IndexedArchiveProvider, args: argparse.Namespace) -> int:
 
 
 def _print(item: RecallItem, *, full: bool) -> None:
+    """One item: archived text (a model's reply, a file's lines) may hold terminal escapes, so the
+    header and the text are shown through `visible`, as everything the command line prints."""
+    from my_agent_core.terminal_text import visible
+
     header = f"{item.id:>6}  {item.date or '----------'}  {item.label}"
-    text = _CONTROL.sub("?", item.text)  # archived text may hold terminal escapes
     if full:
-        print(f"{header}\n{text}\n")
+        print(visible(f"{header}\n{item.text}\n"))
         return
-    flat = " ".join(text.split())
-    print(f"{header}\n        {flat if len(flat) <= 160 else flat[:159] + '…'}")
+    flat = " ".join(item.text.split())
+    print(visible(f"{header}\n        {flat if len(flat) <= 160 else flat[:159] + '…'}"))
 
 
 def _workspace_folder(path: Path) -> Path:
