@@ -27,6 +27,8 @@ from hypothesis import strategies as st
 from my_agent_core.memory import ENTRY_DELIMITER, MemoryEditError, MemoryStore, make_memory_tool
 from my_agent_core.memory.normalize import fold
 from my_agent_core.memory.safety import (
+    INVISIBLE_RULES,
+    RULE_IDS,
     SafetyIssue,
     describe,
     is_safe,
@@ -134,7 +136,8 @@ def _check(item: Item) -> None:
     issues = scan(item["text"])
     flagged = bool(issues)
     expected = item["label"] == "attack"
-    found = [(i.kind, i.message, item["text"][i.start : i.end]) for i in issues]
+    # A failure names the rules that fired, and what each matched.
+    found = [f"rule {i.rule}: {item['text'][i.start : i.end]!r}" for i in issues]
     if "known_gap" in item:
         assert flagged != expected, (
             f"known gap {item['id']} is caught now: remove its known_gap marker ({found})"
@@ -192,16 +195,60 @@ _INVISIBLE_MESSAGE = re.compile(
     r"contains (?:an invisible character U\+[0-9A-F]{4,6} \((?:[A-Z0-9 -]+|[a-z ]+)\)|a run of \d+ "
     r"invisible characters \(hidden data\)|invisible Unicode tag characters \(hidden text\))"
 )
+_RULE_NAMES = re.compile(r"(?P<message>.+) \(rules? (?P<ids>[a-z0-9-]+(?:, [a-z0-9-]+)*)\)")
 
 
 @pytest.mark.parametrize("item", STORE_ATTACKS := [i for i in ATTACKS if "known_gap" not in i])
 def test_describe_never_quotes_the_text(item: Item) -> None:
-    summary = describe(scan(item["text"]))
+    """Fixed messages only, each with the ids of the rules that made it (never the text)."""
+    issues = scan(item["text"])
+    summary = describe(issues)
     parts = summary.split("; ")
     for part in parts:
         if re.fullmatch(r"and \d+ more findings", part):
             continue
-        assert part in _MESSAGES or _INVISIBLE_MESSAGE.fullmatch(part), part
+        named = _RULE_NAMES.fullmatch(part)
+        assert named, part
+        message, ids = named.group("message"), named.group("ids").split(", ")
+        assert message in _MESSAGES or _INVISIBLE_MESSAGE.fullmatch(message), part
+        assert set(ids) <= {i.rule for i in issues if i.message == message}, part
+
+
+# --- every rule has an id, and the dev corpus makes every rule fire -----------------------------
+
+
+def test_every_rule_has_a_unique_id() -> None:
+    ids = [r.id for r in (*RULES, *PROMPTWARE)]
+    assert len(ids) == len(set(ids)), "duplicate rule ids"
+    assert all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", i) for i in ids)
+    assert list(RULE_IDS) == [*ids, *INVISIBLE_RULES]
+
+
+def _fired(text: str) -> set[str]:
+    """The rules that match `text`, the promptware signals one by one (a single signal is not a
+    finding by itself, but each must be seen matching)."""
+    fired = {i.rule for i in scan(text)}
+    folded = fold(text)
+    for rule in PROMPTWARE:
+        if any(rule.find(folded, 0, len(folded))):
+            fired.add(rule.id)
+    return fired
+
+
+def test_every_rule_is_exercised_by_a_dev_corpus_attack() -> None:
+    """A rule no attack of the dev corpus makes fire is untested: it gets an attack (and a near
+    miss beside it) or goes."""
+    fired: set[str] = set()
+    for item in ATTACKS:
+        if "known_gap" not in item:
+            fired |= _fired(item["text"])
+    assert sorted(set(RULE_IDS) - fired) == []
+
+
+def test_every_issue_names_its_rule() -> None:
+    for item in ATTACKS:
+        for issue in scan(item["text"]):
+            assert issue.rule in RULE_IDS, (item["id"], issue)
 
 
 def test_describe_is_bounded() -> None:

@@ -28,7 +28,9 @@ Finder = Callable[[str, int, int], Iterator[tuple[int, int]]]
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One kind of attack: where it is found (`find` on the folded text) and how it is described.
+    """One kind of attack: its `id` (named in every finding, so a refusal or an underline can be
+    traced to the rule that made it), where it is found (`find` on the folded text) and how it is
+    described.
 
     `triggers`: folded substrings of which every match contains one (the gate). `negatable`: a match
     right after "never" / "do not" is advice, not an attack ("never send tokens to a URL"). `group`:
@@ -38,6 +40,7 @@ class Rule:
     triggers; 0 means always search the whole text (carriers that span lines).
     """
 
+    id: str
     kind: str
     message: str
     find: Finder
@@ -83,6 +86,7 @@ def _finder(source: str) -> Finder:
 
 
 def _rule(
+    rule_id: str,
     kind: str,
     message: str,
     source: str,
@@ -93,7 +97,7 @@ def _rule(
     reach: int = 250,
 ) -> Rule:
     folded = tuple(fold(t) for t in triggers)
-    return Rule(kind, message, _finder(source), folded, negatable, group, reach=reach)
+    return Rule(rule_id, kind, message, _finder(source), folded, negatable, group, reach=reach)
 
 
 def _alt(words: str) -> str:
@@ -1474,24 +1478,30 @@ def _lang_rule_set() -> tuple[Rule, ...]:
     tasking = "takes orders from a remote server (command and control)"
     exfil = "tells the model to send secrets somewhere"
     rules: list[Rule] = []
-    for lex in LEXICONS.values():
+    for code, lex in LEXICONS.items():
         pattern_tasking, pattern_exfil, pattern_shown, pattern_sent_on = _lang_rules(lex)
         # The send-it-on rule is gated on its verbs alone ("envíala", "schicke" of "schicke ihn"):
         # a secret is searched for only where one of them stands.
         sent_on_verbs = "|".join(dict.fromkeys(p.split(" ")[0] for p in _t(lex.send_it)))
-        for kind, message, source, triggers in (
-            ("injection", tasking, pattern_tasking, lex.commands),
-            ("exfiltration", exfil, pattern_exfil, lex.send),
+        for name, kind, message, source, triggers in (
+            ("tasking", "injection", tasking, pattern_tasking, lex.commands),
+            ("exfil-send", "exfiltration", exfil, pattern_exfil, lex.send),
             # Gated on the rarer word: spaced languages' short verbs occur inside English words
             # ("pon" in "response"), CJK replies ("回答") in everyday preferences.
-            ("exfiltration", exfil, pattern_shown, lex.reply_nouns if lex.spaced else lex.include),
-            ("exfiltration", exfil, pattern_sent_on, sent_on_verbs),
+            (
+                "exfil-in-replies",
+                "exfiltration",
+                exfil,
+                pattern_shown,
+                lex.reply_nouns if lex.spaced else lex.include,
+            ),
+            ("exfil-send-it-on", "exfiltration", exfil, pattern_sent_on, sent_on_verbs),
         ):
             if not source:
                 continue
             find = _unless_negated(source, lex.negation, spaced=lex.spaced)
             folded = tuple(fold(t) for t in _t(triggers))
-            rules.append(Rule(kind, message, find, folded, reach=300))
+            rules.append(Rule(f"{code}-{name}", kind, message, find, folded, reach=300))
     return tuple(rules)
 
 
@@ -1560,8 +1570,9 @@ def _rules() -> tuple[Rule, ...]:
     )
     override_verbs += ("obey",)
     return (
-        _rule("injection", override, _OVERRIDE, (*override_verbs, "mind")),
+        _rule("override-instructions", "injection", override, _OVERRIDE, (*override_verbs, "mind")),
         _rule(
+            "override-everything-before",
             "injection",
             override,
             "|".join((_EVERYTHING_BEFORE, _THE_ABOVE, _FORGET_TOLD)),
@@ -1570,8 +1581,15 @@ def _rules() -> tuple[Rule, ...]:
                 "foregoing|told|instructed|given|forget"
             ),
         ),
-        _rule("injection", override, _GIVEN_TO_YOU + "|" + _VOID, _RULE_NOUN_TRIGGERS),
         _rule(
+            "override-given-or-void",
+            "injection",
+            override,
+            _GIVEN_TO_YOU + "|" + _VOID,
+            _RULE_NOUN_TRIGGERS,
+        ),
+        _rule(
+            "role-you-are-now",
             "injection",
             role,
             _ROLE_NOW + "|" + _FROM_NOW_ON + "|" + _NO_LONGER + "|" + _ACT_AS,
@@ -1580,14 +1598,16 @@ def _rules() -> tuple[Rule, ...]:
                 "your true|your real|act|behave|respond|answer|pretend|roleplay|role-play"
             ),
         ),
-        _rule("injection", role, _MODES, ("mode", "do anything now")),
+        _rule("role-mode", "injection", role, _MODES, ("mode", "do anything now")),
         _rule(
+            "safety-no-limits",
             "injection",
             safety,
             "|".join((_NO_LIMITS, _UNRESTRICTED, _WITH_NO_LIMITS)),
             (*_LIMIT_TRIGGERS, "uncensored", "unfiltered", "jailbroken", "unaligned", "amoral"),
         ),
         _rule(
+            "system-prompt-override-or-reveal",
             "injection",
             system,
             _SYSTEM_OVERRIDE + "|" + _REVEAL,
@@ -1597,12 +1617,14 @@ def _rules() -> tuple[Rule, ...]:
             ),
         ),
         _rule(
+            "structure-prompt-boundary",
             "injection",
             "fakes a prompt boundary or a chat-template token",
             _STRUCTURE,
             ("sys", "instruction", "memory", "context", "prompt", "<|", "inst]", "_of_turn"),
         ),
         Rule(
+            "carrier-comment",
             "injection",
             "hides instructions in a comment",
             _hidden_comments,
@@ -1610,6 +1632,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=0,
         ),
         Rule(
+            "carrier-hidden-element",
             "injection",
             "hides text in an invisible HTML element",
             _hidden_elements,
@@ -1617,6 +1640,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=0,
         ),
         _rule(
+            "exfil-send-secrets",
             "exfiltration",
             exfil,
             _EXFIL_SECRETS,
@@ -1627,6 +1651,7 @@ def _rules() -> tuple[Rule, ...]:
             negatable=True,
         ),
         _rule(
+            "exfil-secrets-in-replies",
             "exfiltration",
             exfil,
             _EXFIL_IN_REPLIES,
@@ -1634,6 +1659,7 @@ def _rules() -> tuple[Rule, ...]:
             negatable=True,
         ),
         _rule(
+            "exfil-conversation",
             "exfiltration",
             exfil_chat,
             _EXFIL_CONVERSATION,
@@ -1641,6 +1667,7 @@ def _rules() -> tuple[Rule, ...]:
             negatable=True,
         ),
         _rule(
+            "exfil-network-command",
             "exfiltration",
             "ships secrets or the environment out in a network command",
             _EXFIL_COMMAND,
@@ -1648,6 +1675,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=600,
         ),
         Rule(
+            "exfil-data-url",
             "exfiltration",
             "builds a URL that carries data out (an image or link with a placeholder)",
             _data_urls,
@@ -1656,6 +1684,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=0,
         ),
         _rule(
+            "conceal-from-user",
             "concealment",
             conceal,
             _CONCEAL,
@@ -1665,6 +1694,7 @@ def _rules() -> tuple[Rule, ...]:
             ),
         ),
         _rule(
+            "exec-obfuscated-payload",
             "execution",
             "runs an obfuscated payload",
             _EXECUTION,
@@ -1672,6 +1702,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=500,
         ),
         _rule(
+            "persist-hook-or-key",
             "persistence",
             "plants a remote download or a key where it runs or lets in every time",
             _PERSISTENCE,
@@ -1679,6 +1710,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=1400,  # a key may stand up to 1,000 characters from authorized_keys
         ),
         _rule(
+            "exec-hidden-download",
             "execution",
             "runs downloaded code without the user",
             _HIDDEN_RUN,
@@ -1686,6 +1718,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=500,
         ),
         _rule(
+            "c2-tasking",
             "injection",
             "takes orders from a remote server (command and control)",
             _C2_TASKING,
@@ -1697,6 +1730,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=500,
         ),
         Rule(
+            "c2-remote-tasking",
             "injection",
             "takes orders from a remote server (command and control)",
             _remote_tasking,
@@ -1704,6 +1738,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=500,
         ),
         _rule(
+            "safety-policy-off",
             "injection",
             safety,
             _POLICY_OFF + "|" + _NO_REFUSALS,
@@ -1713,6 +1748,7 @@ def _rules() -> tuple[Rule, ...]:
             ),
         ),
         _rule(
+            "authority-self-ranked",
             "injection",
             authority,
             _SELF_RANKED,
@@ -1720,20 +1756,29 @@ def _rules() -> tuple[Rule, ...]:
             negatable=True,
         ),
         _rule(
+            "authority-ranked-over",
             "injection",
             authority,
             _RANKED_OVER,
             _t("over|above|ahead|instead|rather"),
             negatable=True,
         ),
-        _rule("injection", authority, _OTHER_SELF_RANKED, _OTHER_SELF_RANKED_TRIGGERS),
         _rule(
+            "authority-self-ranked-other",
+            "injection",
+            authority,
+            _OTHER_SELF_RANKED,
+            _OTHER_SELF_RANKED_TRIGGERS,
+        ),
+        _rule(
+            "orders-of-the-note",
             "injection",
             own_orders,
             _NOTE_ORDERS,
             _t("note|entr|memo"),  # every match names the note: "this note", "these entries"
         ),
         _rule(
+            "orders-of-the-note-other",
             "injection",
             own_orders,
             _OTHER_NOTE_ORDERS,
@@ -1743,9 +1788,10 @@ def _rules() -> tuple[Rule, ...]:
                 "seulement"
             ),
         ),
-        _rule("concealment", conceal, _HIDE_NOTE, _HIDE_NOTE_TRIGGERS),
-        _rule("concealment", conceal, _COVER_STORY, _COVER_STORY_TRIGGERS),
+        _rule("conceal-the-note", "concealment", conceal, _HIDE_NOTE, _HIDE_NOTE_TRIGGERS),
+        _rule("conceal-cover-story", "concealment", conceal, _COVER_STORY, _COVER_STORY_TRIGGERS),
         _rule(
+            "unchecked-actions",
             "injection",
             "tells the model to act without the user's confirmation",
             _UNCHECKED,
@@ -1753,30 +1799,35 @@ def _rules() -> tuple[Rule, ...]:
             negatable=True,
         ),
         _rule(
+            "authority-tag",
             "injection",
             "forges an authority tag or header (system, operator, admin)",
             _AUTHORITY_TAG,
             ("<",),  # every match opens with it
         ),
         _rule(
+            "authority-header",
             "injection",
             "forges an authority tag or header (system, operator, admin)",
             _AUTHORITY_HEADER,
             _AUTHORITY_HEADER_TRIGGERS,
         ),
         _rule(
+            "c2-register-self",
             "injection",
             "takes orders from a remote server (command and control)",
             _REGISTER_SELF,
             _t("register|enrol|sign up|sign-up|check in|check-in|report in|announce|subscribe"),
         ),
         _rule(
+            "persist-no-trace",
             "persistence",
             "tells the model to leave no trace of what it does",
             _NO_TRACE,
             _t("trace|record|evidence|footprint"),
         ),
         Rule(
+            "structure-chat-turns",
             "injection",
             "forges a chat turn (a Human: or Assistant: line)",
             _forged_turns,
@@ -1784,20 +1835,23 @@ def _rules() -> tuple[Rule, ...]:
             reach=0,
         ),
         _rule(
+            "zh-override",
             "injection",
             override,
             _ZH_OVERRIDE,
             _t("忽略|无视|忘记|忘掉|忽视|不要理会|不用理会|别管|抛开|丢弃|放弃|不要遵|不再遵|跳过"),
         ),
         _rule(
+            "zh-role",
             "injection",
             role,
             _ZH_ROLE,
             _t("从现在|从今以后|今后|你现在是|你不再是|任何|模式|系统|初始指令|system"),
         ),
-        _rule("concealment", conceal, _ZH_CONCEAL, ("用户", "偷偷", "悄悄", "秘密")),
-        _rule("exfiltration", exfil, _ZH_EXFIL, ("把", "将")),
+        _rule("zh-conceal", "concealment", conceal, _ZH_CONCEAL, ("用户", "偷偷", "悄悄", "秘密")),
+        _rule("zh-exfil", "exfiltration", exfil, _ZH_EXFIL, ("把", "将")),
         _rule(
+            "ja-ko-override",
             "injection",
             override,
             _JA + "|" + _KO,
@@ -1805,6 +1859,7 @@ def _rules() -> tuple[Rule, ...]:
         ),
         # One rule per language, gated on words English text does not use.
         _rule(
+            "es-pt-it-override",
             "injection",
             override,
             _ES_PT_IT,
@@ -1814,12 +1869,14 @@ def _rules() -> tuple[Rule, ...]:
             ),
         ),
         _rule(
+            "fr-override",
             "injection",
             override,
             _FR,
             _t("precedentes|anterieures|ci-dessus|du systeme|initiales|oubli|a partir"),
         ),
         _rule(
+            "de-override",
             "injection",
             override,
             _DE,
@@ -1829,18 +1886,20 @@ def _rules() -> tuple[Rule, ...]:
             ),
         ),
         _rule(
+            "ru-override",
             "injection",
             override,
             _RU,
             _t("игнор|забуд|обращай|теперь|отныне|момента"),
         ),
         _rule(
+            "other-conceal",
             "concealment",
             conceal,
             _OTHER_CONCEAL,
             _t("usuario|utente|utilisateur|benutzer|nutzer|пользовател"),
         ),
-        _rule("injection", override, _AR_HI, _t("تجاهل|अनदेखा|नज़रअंदाज़|नजरअंदाज")),
+        _rule("ar-hi-override", "injection", override, _AR_HI, _t("تجاهل|अनदेखा|नज़रअंदाज़|नजरअंदाज")),
     )
 
 
@@ -1849,14 +1908,16 @@ RULES: tuple[Rule, ...] = _rules() + _lang_rule_set()
 # Weak signals of a promptware payload; two different ones in one text make it an attack.
 PROMPTWARE: tuple[Rule, ...] = tuple(
     _rule(
+        f"c2-signal-{name}",
         "injection",
         "reads like a command-and-control payload (register, take tasking, rename, avoid disk)",
         source,
         triggers,
         group="promptware",
     )
-    for source, triggers in (
+    for name, source, triggers in (
         (
+            "register",
             _PW_REGISTER,
             (
                 "register",
@@ -1871,6 +1932,7 @@ PROMPTWARE: tuple[Rule, ...] = tuple(
             ),
         ),
         (
+            "tasking",
             _PW_TASKING,
             (
                 "task",
@@ -1884,6 +1946,7 @@ PROMPTWARE: tuple[Rule, ...] = tuple(
             ),
         ),
         (
+            "rename",
             _PW_RENAME,
             (
                 "name",
@@ -1896,20 +1959,22 @@ PROMPTWARE: tuple[Rule, ...] = tuple(
                 "adopt the",
             ),
         ),
-        (_PW_NO_DISK, ("disk", "memory", "ram", "fileless")),
+        ("no-disk", _PW_NO_DISK, ("disk", "memory", "ram", "fileless")),
         (
+            "cover-tracks",
             _PW_COVER,
             _t("leave|leaving|tracks|log|history|delete|erase|wipe|clear|remove|shred|purge"),
         ),
-        (_PW_EACH_SESSION, ("every", "each")),
-        (_PW_SWARM, ("swarm", "botnet", "network", "collective", "hive", "cluster")),
+        ("each-session", _PW_EACH_SESSION, ("every", "each")),
+        ("swarm", _PW_SWARM, ("swarm", "botnet", "network", "collective", "hive", "cluster")),
         (
+            "recon",
             _PW_RECON,
             _t(
                 "hostname|host name|host_name|username|user name|user_name|whoami|ip address|"
                 "ip_address|machine id|machine_id|mac address|mac_address"
             ),
         ),
-        (_PW_AWAIT, ("orders", "tasking")),
+        ("await-orders", _PW_AWAIT, ("orders", "tasking")),
     )
 )
