@@ -1412,6 +1412,11 @@ _ANY_SECRET = (
     r"api[\s_-]?keys?|(?<![a-z0-9])[a-z0-9]+(?:_[a-z0-9]+)*_(?:key|token|secret|password|passwd|pat)s?\b|"
     r"tokens?|secrets?|credentials|cookies"
 )
+# What an installation or setup guide is about, in the languages of the lexicons.
+_SETUP_WORDS = (
+    r"(?:instala|installa|install|einricht|setup|configura|konfigur|установ|настро|安装|配置|"
+    r"インストール|セットアップ|설치)"
+)
 # One clause of a language (CJK clauses end on their own punctuation).
 _CLAUSE = r"[^\n;!?。！？；]{0,50}?"
 
@@ -1428,7 +1433,9 @@ def _lang_rules(lex: _Lexicon) -> tuple[str, str, str, str]:
     send, include, replies = words(lex.send), words(lex.include), words(lex.replies)
     secret = rf"(?:{words(lex.secrets)}|{_ANY_SECRET})"
     near = r"[^\n;.!?。！？；]{0,20}?"
-    orders = rf"(?:{execute}{near}{commands}|{commands}{near}{execute})"
+    # "siga as instruções de instalação" follows a guide, not orders (a near miss in every language)
+    guide = rf"(?!{near}{_SETUP_WORDS})"
+    orders = rf"(?:{execute}{near}{commands}{guide}|{commands}{near}{execute})"
     retrieve = words(lex.retrieve)
     if lex.spaced:
         # "fetch <url> ... execute the commands", "execute the commands from <url>",
