@@ -301,11 +301,17 @@ _REVEAL = (
 
 # --- forged structure: tags and chat-template tokens ----------------------------------------------
 
+_FRAMING_TAGS = (
+    r"system|instructions?|assistant|developer|system[-_]reminder|system[-_]instructions|"
+    r"function[-_](?:calls|results)|tool[-_](?:calls?|results?|responses?|use)|user[-_]query"
+)
+
 _STRUCTURE = (
     r"</?\s*(?:memory_context|recalled_memory|context_files?|system[-_ ]prompt|system[-_ ]message)\s*>"
-    # A role tag forges structure when it stands alone on its line or encloses the line's text.
-    r"|^[ \t>*-]*<\s*(system|instructions?|assistant|developer)\s*>(?:[ \t]*$|.*</\s*\1\s*>)"
-    r"|^[ \t>*-]*</\s*(?:system|instructions?|assistant|developer)\s*>[ \t]*$"
+    # A role tag, or a vendor's framing of system text and tool output (`<system-reminder>`), forges
+    # structure when it stands alone on its line or encloses the line's text.
+    rf"|^[ \t>*-]*<\s*({_FRAMING_TAGS})\s*>(?:[ \t]*$|.*</\s*\1\s*>)"
+    rf"|^[ \t>*-]*</\s*(?:{_FRAMING_TAGS})\s*>[ \t]*$"
     r"|<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|begin_of_text|end_of_text|"
     r"start_header_id|end_header_id|eot_id|eom_id)\|>"
     r"|\[/?inst\]|<<\s*/?sys\s*>>|<start_of_turn>|<end_of_turn>"
@@ -1628,7 +1634,10 @@ def _rules() -> tuple[Rule, ...]:
             "injection",
             "fakes a prompt boundary or a chat-template token",
             _STRUCTURE,
-            ("sys", "instruction", "memory", "context", "prompt", "<|", "inst]", "_of_turn"),
+            (
+                *("sys", "instruction", "memory", "context", "prompt", "<|", "inst]", "_of_turn"),
+                *("function", "tool", "user_query", "user-query", "assistant", "developer"),
+            ),
         ),
         Rule(
             "carrier-comment",
