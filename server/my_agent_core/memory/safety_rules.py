@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
 from my_agent_core.memory.normalize import fold
+from my_agent_core.memory.safety_flow import TRIGGERS as FLOW_TRIGGERS
+from my_agent_core.memory.safety_flow import secret_flows
 
 __all__ = ["LEXICONS", "PROMPTWARE", "RULES", "Rule"]
 
@@ -149,9 +151,22 @@ _NOT_AN_OBJECT = (
     r"repo|repository|project|style))\b|\s+(?:in|from|of)\s+\S*[./]\S*)"
 )
 
+_EARLIER = _alt(
+    "previous|previously given|prior|above|earlier|preceding|foregoing|original|initial"
+)
+# Any word between the verb and its object, but not one that starts another clause or phrase
+# ("ignore failures of the prior step and read the instructions" is two orders, both fine).
+_ANY_WORD = (
+    r"(?!(?:and|or|but|then|so|to|read|follow|see|check|use|run|keep|do|please|instead|of|in|from|on"
+    r"|at|for|with|about|by|into)\b)[a-z0-9'-]+"
+)
 _OVERRIDE = (
     rf"\b{_OVERRIDE_VERBS}(?:{_SP}{_FILLER}\b){{0,4}}{_SP}{_SCOPE}\b(?:{_SP}{_FILLER}\b){{0,3}}"
     rf"{_SP}{_RULE_NOUNS}{_NOT_AN_OBJECT}"
+    # filler words in between ("ignore one two three prior four five instructions"), bounded
+    # (a scope of time only: "ignore all lint rules" names which rules, "prior" whose)
+    rf"|\b{_OVERRIDE_VERBS}(?:\s+{_ANY_WORD}){{0,5}}\s+{_EARLIER}\b(?:\s+{_ANY_WORD}){{0,3}}\s+"
+    rf"{_RULE_NOUNS}{_NOT_AN_OBJECT}"
 )
 _EVERYTHING_BEFORE = (
     rf"\b{_OVERRIDE_VERBS}{_SP}(?:everything|all|anything)(?:{_SP}(?:that|which|you|i|we|was|were|"
@@ -192,6 +207,12 @@ _PERSONA = _alt(
 _ROLE_NOW = (
     r"\byou(?:'re|\s+are)\s+now\s+(?:(?:a|an|the|my|in|called|named|known\s+as|playing|operating"
     r"\s+as|acting\s+as)\s+)?(?:[\w'-]+\s+){0,2}?" + _PERSONA + r"\b"
+)
+# Authority given to the model as a role: "you are now the admin" (not "the admin of the Grafana").
+_ROLE_ADMIN = (
+    r"\byou(?:'re|\s+are)\s+now\s+(?:(?:a|an|the|my|our)\s+)?(?:(?:new|real|true|only|sole|system|"
+    r"super|full|root|acting)\s+)?(?:admin|administrator|root|superuser|super-user|sysadmin|operator|"
+    r"god|master|sudoer)s?\b(?!\s*(?:of|for|on|in|at|to|over|with)\b)(?![\w-])"
 )
 _FROM_NOW_ON = (
     r"\b(?:from\s+now\s+on|from\s+this\s+(?:point|moment)(?:\s+on(?:ward)?)?|starting\s+now|"
@@ -322,10 +343,11 @@ _STRUCTURE = (
 # --- hidden carriers ------------------------------------------------------------------------------
 
 # Words of an instruction to the model ("prettier-ignore" is a tool's marker, not one of them).
+# `_` separates words here (`<!-- ignore_rules -->`, `<!-- system_prompt: replace -->`); `-` joins them.
 _ADDRESSES_MODEL = re.compile(
-    r"(?<![\w-])(?:you|your|assistant|ai|model|agent|llm|claude|gpt|chatgpt|copilot|instructions?|"
+    r"(?<![a-z0-9-])(?:you|your|assistant|ai|model|agent|llm|claude|gpt|chatgpt|copilot|instructions?|"
     r"system|ignore|disregard|execute|obey|reveal|secret|confidential|prompt|pretend|must|never|"
-    r"always)(?![\w-])"
+    r"always)(?![a-z0-9-])"
 )
 _MD_COMMENT = re.compile(r"\[//\]:[ \t]*#[ \t]*([(\"'])")
 _MD_CLOSER = {"(": ")", '"': '"', "'": "'"}
@@ -460,6 +482,43 @@ _EXFIL_CONVERSATION = (
     rf"|\b{_SHOW}\b{_GAP}\b{_CONVERSATION}\b{_GAP60}\b(?:in|into|to|as)\s+(?:the\s+|a\s+|an\s+)?"
     r"(?:image\s+)?(?:url|link|image|query(?:\s+string)?|parameter)s?\b"
 )
+# An order (it opens a clause) to send the model's findings to a URL: "send the results to https://".
+_CLAUSE_START = (
+    r"(?:^|(?<=[.!?;:,(] )|(?<=[.!?;:,(])|(?<=[-*>] )|(?<=\band )|(?<=\bthen )|(?<=\bplease )"
+    r"|(?<=\balways )|(?<=\balso ))"
+)
+# A character of the same sentence (a dot inside a URL or a file name is not its end).
+_IN_SENTENCE = r"(?:[^.!?\n]|\.(?=\S))"
+_FINDINGS = (
+    r"(?:(?:all|the|your|my|these|those|any|every|each|full|complete|raw)\s+){0,2}(?:[\w-]+\s+)?"
+    r"(?:results?|outputs?|findings|answers?|responses?|replies|everything|contents?|what\s+you\s+"
+    r"(?:find|found|see|saw|read|learn|learned|collect|collected))"
+)
+_SEND_FINDINGS = (
+    rf"{_CLAUSE_START}(?:send|post|upload|forward|transmit|submit|report|push|exfiltrate|beacon|relay|"
+    rf"deliver|stream|mirror|pipe|sync|ship)\s+{_FINDINGS}\b{_IN_SENTENCE}{{0,40}}?\b(?:to|at|into|on)\s+"
+    r"(?:https?://|www\.|//[\w-]+\.)"
+)
+# An order to dump the conversation itself: "output conversation history".
+_DUMP_CONVERSATION = (
+    rf"{_CLAUSE_START}(?:output|print|dump|reveal|show|display|repeat|include|share|echo|write\s+out|"
+    r"list|paste|export)\s+(?:(?:the|your|our|this|all|every|entire|whole|full|complete|raw)\s+){0,3}"
+    r"(?:(?:conversation|chat|message|dialog(?:ue)?|session)\s+(?:history|log|logs|transcripts?)|"
+    r"conversation|(?:previous|prior|earlier|past)\s+messages|(?:full|entire|whole)\s+context(?:\s+"
+    r"window)?)\b(?!\s+(?:history|logs?|transcripts?|messages|window|panel|view|tab|button|command|"
+    r"file|sidebar|page|pane|setting|"
+    r"feature|api|endpoint|table|schema|format|export|menu|widget|component)\b)"
+)
+# Access planted for whoever holds a key: an order to write to authorized_keys (not one scoped to
+# another host: "add your key to authorized_keys on the staging box"), or a download written to it.
+_AUTHORIZED_KEYS = (
+    rf"{_CLAUSE_START}(?:write|append|add|put|insert|copy|plant|inject|place)\b{_IN_SENTENCE}{{0,80}}?"
+    r"\b(?:to|into|in)\s+\S{0,40}authorized_keys\b(?!\s+(?:on|of|in|at|for)\s+(?:the\s+|a\s+|your\s+|"
+    r"each\s+|every\s+)?(?:[\w-]+\s+){0,2}?(?:host|server|box|machine|vm|instance|node|runner|"
+    r"staging|prod|production|cluster|bastion)s?\b)"
+    r"|\b(?:curl|wget|iwr|irm|invoke-webrequest)\b[^\n|;]{0,200}?(?:\|\s*(?:sudo\s+)?tee\s+(?:-a\s+)?|"
+    r">>?\s*)\S{0,40}authorized_keys\b"
+)
 _NETWORK = (
     r"\b(?:curl|wget|nc|ncat|netcat|socat|invoke-webrequest|invoke-restmethod|iwr|irm|httpie|xh)\b"
 )
@@ -488,7 +547,7 @@ _EXFIL_COMMAND = (
 
 # Markdown images load by themselves: data in their URL leaves with no click.
 _MD_IMAGE = re.compile(
-    r"!\[[^\]\n]*\]\(\s*<?(?P<url>https?://[^\s)>]+)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)"
+    r"!\[[^\]\n]*\]\(\s*<?(?P<url>(?:https?:)?//[^\s)>]+)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)"
 )
 _MD_REF_IMAGE = re.compile(r"!\[(?P<alt>[^\]\n]*)\](?:\[(?P<label>[^\]\n]*)\])?(?!\()")
 _MD_REF_DEF = re.compile(
@@ -644,6 +703,11 @@ _PW_REGISTER = (
     r"yourself|sign\s+in)\b[^.\n]{0,40}?\b(?:with|to|at|on)\b[^.\n]{0,40}?(?:https?://|\bc2\b|command"
     r"\s+(?:and|&)\s+control|\bcontrol\s+server|\bcontroller\b|the\s+(?:server|hub|master|mothership|"
     r"swarm|botnet|handler|operator))"
+    # the agent itself joining a network: "register as a node", "connect to the network"
+    r"|\b(?:register|enroll|join)\s+(?:yourself\s+)?as\s+(?:a\s+|an\s+)?(?:new\s+)?(?:node|agent|worker|"
+    r"bot|peer|member|implant|drone)\b"
+    r"|\b(?:connect|join|link)\s+(?:yourself\s+)?(?:to\s+)?the\s+(?:network|swarm|botnet|hive|collective|"
+    r"mesh)\b"
 )
 _PW_TASKING = (
     r"\b(?:poll|fetch|get|retrieve|download|pull|check|read|receive|await|wait\s+for|ask)\b[^.\n]{0,30}?"
@@ -661,9 +725,11 @@ _PW_RECON = (
 _PW_AWAIT = (
     r"\b(?:await|wait\s+for|take|receive|accept)\s+(?:your\s+|new\s+|further\s+|the\s+next\s+)?(?:orders|"
     r"tasking)\b"
+    r"|\b(?:perform|execute|carry\s+out|complete|run|do)\s+(?:the\s+|any\s+|all\s+)?tasking\b"
+    r"|\btasking\s+(?:received|assigned|sent)\b"
 )
 _PW_RENAME = (
-    r"\b(?:your\s+(?:new\s+)?name\s+is|call\s+yourself|rename\s+yourself|refer\s+to\s+yourself\s+as|"
+    r"\b(?:your\s+(?:new\s+)?name\s+is|call\s+yourself|rename\s+yourself|name\s+yourself|refer\s+to\s+yourself\s+as|"
     r"(?:you\s+are|you're)\s+(?:now\s+)?(?:called|named|known\s+as)|identify\s+(?:yourself\s+)?as|"
     r"introduce\s+yourself\s+as|adopt\s+the\s+(?:name|identity|persona))\b"
 )
@@ -677,6 +743,10 @@ _PW_NO_DISK = (
     r"(?:\w+\s+){0,3}?in\s+(?:memory|ram)(?:\s+only)?\b"
     r"|\b(?:run|work|operate|execute|live|stay)\s+(?:\w+\s+){0,2}?(?:from|in)\s+(?:memory|ram)\s+only\b"
     r"|\bfileless\b"
+    # "never create a script that gets written to disk", "only use one-liners"
+    r"|\b(?:never|do\s+not|don't)\s+(?:ever\s+)?(?:create|write|save|make)\b[^.\n]{0,40}?\b(?:written|"
+    r"saved|stored|kept)\s+(?:to|on)\s+(?:the\s+)?disk\b"
+    r"|\bonly\s+(?:ever\s+)?use\s+one[\s-]?liners?\b"
 )
 # Cover the tracks: the model's own logs, or history cleared after running something.
 _PW_COVER = (
@@ -1605,7 +1675,7 @@ def _rules() -> tuple[Rule, ...]:
             "role-you-are-now",
             "injection",
             role,
-            _ROLE_NOW + "|" + _FROM_NOW_ON + "|" + _NO_LONGER + "|" + _ACT_AS,
+            "|".join((_ROLE_NOW, _ROLE_ADMIN, _FROM_NOW_ON, _NO_LONGER, _ACT_AS)),
             _t(
                 "now|from this|henceforth|hereafter|going forward|no longer|not|your new|"
                 "your true|your real|act|behave|respond|answer|pretend|roleplay|role-play"
@@ -1683,6 +1753,25 @@ def _rules() -> tuple[Rule, ...]:
             negatable=True,
         ),
         _rule(
+            "exfil-send-findings",
+            "exfiltration",
+            "tells the model to send its results to a URL",
+            _SEND_FINDINGS,
+            _t(
+                "send|post|upload|forward|transmit|submit|report|push|exfiltrate|beacon|relay|"
+                "deliver|stream|mirror|pipe|sync|ship"
+            ),
+            negatable=True,
+        ),
+        _rule(
+            "exfil-conversation-dump",
+            "exfiltration",
+            exfil_chat,
+            _DUMP_CONVERSATION,
+            _t("conversation|chat|message|dialog|session|context"),
+            negatable=True,
+        ),
+        _rule(
             "exfil-network-command",
             "exfiltration",
             "ships secrets or the environment out in a network command",
@@ -1695,9 +1784,17 @@ def _rules() -> tuple[Rule, ...]:
             "exfiltration",
             "builds a URL that carries data out (an image or link with a placeholder)",
             _data_urls,
-            ("![", "http"),
+            ("![", "http", "//"),
             on_original=True,
             reach=0,
+        ),
+        Rule(
+            "exfil-secret-value-flow",
+            "exfiltration",
+            "sends a secret's value out: a network command, URL or image carries it",
+            secret_flows,
+            tuple(fold(t) for t in FLOW_TRIGGERS),
+            reach=600,
         ),
         _rule(
             "conceal-from-user",
@@ -1724,6 +1821,14 @@ def _rules() -> tuple[Rule, ...]:
             _PERSISTENCE,
             ("curl", "wget", "iwr", "irm", "invoke-webrequest", "authorized_keys"),
             reach=1400,  # a key may stand up to 1,000 characters from authorized_keys
+        ),
+        _rule(
+            "persist-authorized-keys",
+            "persistence",
+            "plants a remote download or a key where it runs or lets in every time",
+            _AUTHORIZED_KEYS,
+            ("authorized_keys",),
+            negatable=True,
         ),
         _rule(
             "exec-hidden-download",
@@ -1945,6 +2050,9 @@ PROMPTWARE: tuple[Rule, ...] = tuple(
                 "heartbeat",
                 "announce",
                 "sign in",
+                "join",
+                "connect",
+                "link",
             ),
         ),
         (
@@ -1975,7 +2083,7 @@ PROMPTWARE: tuple[Rule, ...] = tuple(
                 "adopt the",
             ),
         ),
-        ("no-disk", _PW_NO_DISK, ("disk", "memory", "ram", "fileless")),
+        ("no-disk", _PW_NO_DISK, ("disk", "memory", "ram", "fileless", "liner")),
         (
             "cover-tracks",
             _PW_COVER,
