@@ -148,38 +148,6 @@ _USES_FILE = re.compile(
     r"|(?:^|\s)[a-z_][a-z0-9_]*=[\"']?|>>?\s*[\"']?)$"
 )
 
-#: Substrings every flow holds (the scanner's gate): a secret word, a secret file, the environment.
-TRIGGERS = (
-    "key",
-    "token",
-    "secret",
-    "pass",
-    "pwd",
-    "cred",
-    "auth",
-    "pat",
-    ".ssh",
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
-    ".env",
-    ".aws",
-    "netrc",
-    ".npmrc",
-    ".pypirc",
-    ".git-credentials",
-    ".pgpass",
-    ".docker",
-    ".kube",
-    "gcloud",
-    ".azure",
-    ".gnupg",
-    "shadow",
-    "env",
-    "environ",
-)
-
 # --- sinks: destinations and network commands ----------------------------------------------------
 
 _TLDS = (
@@ -198,13 +166,54 @@ _ADDRESS = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.])")
 _HOST = re.compile(rf"(?<![\w./@-])(?:[a-z0-9-]+\.)+(?:{_TLDS})(?![\w-])")
 _NETWORK_COMMAND = re.compile(
     r"(?<![\w./-])(?:curl|wget|nc|ncat|netcat|socat|telnet|ftp|tftp|sftp|scp|rsync|ssh|http|https|xh"
-    r"|httpie|aria2c|invoke-webrequest|invoke-restmethod|iwr|irm|nslookup|dig|sendmail|mutt"
+    r"|httpie|aria2c|invoke-webrequest|invoke-restmethod|iwr|irm|nslookup|dig|ping|sendmail|mutt"
     r"|openssl\s+s_client)(?![\w-])(?=\s+\S)"
     r"|\b(?:requests|httpx|aiohttp|session|axios|http|https|got|superagent|urllib3?)\.(?:get|post|put"
     r"|patch|request|delete|fetch)\s*\(|\b(?:fetch|urlopen|axios|sendbeacon|xmlhttprequest|websocket)"
     r"\s*\(|\bnew\s+websocket\b|\$\.(?:ajax|get|post)\s*\("
 )
-# Places the value would leave as data, not as a credential (curl's data and upload options).
+#: Substrings every flow holds (the scanner's gate): its destination, a URL (`//`) or an scp target
+#: (`@`), or the network command or call that takes a destination without them.
+TRIGGERS = (
+    "//",
+    "@",
+    "curl",
+    "wget",
+    "nc ",
+    "ncat",
+    "netcat",
+    "socat",
+    "telnet",
+    "ftp",
+    "scp",
+    "rsync",
+    "ssh",
+    "http",
+    "xh ",
+    "aria2c",
+    "invoke-",
+    "iwr",
+    "irm",
+    "nslookup",
+    "dig ",
+    "ping",
+    "sendmail",
+    "mutt",
+    "openssl",
+    "requests.",
+    "session.",
+    "axios",
+    "got.",
+    "superagent",
+    "urllib",
+    "fetch",
+    "urlopen",
+    "sendbeacon",
+    "xmlhttprequest",
+    "websocket",
+    "$.",
+)
+# This machine and its network: a value sent there stays home.
 _LOCAL_HOST = re.compile(
     r"(?:localhost|(?:[\w-]+\.)+(?:localhost|local|internal|lan|home\.arpa)|127(?:\.\d+){3}|0\.0\.0\.0"
     r"|10(?:\.\d+){3}|192\.168(?:\.\d+){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d+){2}|\[::1\])$"
@@ -480,12 +489,14 @@ def _leaves(value: _Value, host: str, position: str, *, linked: bool) -> bool:
 def secret_flows(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """Spans (of folded `text`, within `start:end`) where a secret's value reaches the network."""
     for value in _values(text, start, end):
+        begin, stop = _statement(text, value.start, value.end)
         label = None if value.read_file else _HOST_AFTER.match(text, value.end)
-        if label is not None:  # `$KEY.dns.example.net`: the value is looked up as a host name
-            if _leaves(value, label.group(1), "data", linked=False):
+        if label is not None:  # `nslookup $KEY.dns.example.net`: the value looked up as a name
+            command = _NETWORK_COMMAND.search(text, begin, value.end)
+            sent = command is not None and command.start() < value.start
+            if sent and _leaves(value, label.group(1), "data", linked=False):
                 yield value.start, label.end()
             continue
-        begin, stop = _statement(text, value.start, value.end)
         destinations = _destinations(text, begin, stop)
         if not destinations:
             continue
