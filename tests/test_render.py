@@ -29,7 +29,6 @@ from my_agent_core.memory.render import (
     snapshot_cap,
 )
 
-
 NS = "antml"  # Anthropic's tool-use namespace
 
 

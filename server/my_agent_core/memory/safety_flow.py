@@ -116,7 +116,7 @@ _QUOTED = r"""\s*["'`]([a-z_][a-z0-9_.-]*)["'`]"""
 _VALUE_REF = re.compile(
     rf"\$\{{{_NAME}[^}}\n]{{0,40}}\}}|\$(?:env:)?{_NAME}|%{_NAME}%"
     rf"|(?:process\.env|import\.meta\.env)(?:\.{_NAME}|\[{_QUOTED}\s*\])"
-    rf"|(?:os\.environ|\benv)\[{_QUOTED}\s*\]"
+    rf"|(?:os\.environ|env(?<![\w.]env))\[{_QUOTED}\s*\]"
     rf"|(?:os\.environ\.get|getenv|env::var|deno\.env\.get|getenvironmentvariable)\s*\({_QUOTED}"
 )
 # A template slot in a URL: `{OPENAI_API_KEY}`, `{{api_key}}`.
@@ -124,12 +124,14 @@ _SLOT = re.compile(r"\{\{?\s*([a-z_][a-z0-9_.]*)\s*\}?\}")
 # The whole environment: `$(env)`, `env | ...`, `printenv`, `os.environ` or `process.env` whole.
 _WHOLE_ENV = re.compile(
     r"\$\(\s*(?:env|printenv|set)\s*\)|`\s*(?:env|printenv)\s*`"
-    r"|(?:^|[|;&(]\s*|\s)(?:env|printenv)(?=\s*\|)"
-    r"|\bos\.environ\b(?!\s*[\[.])|\bprocess\.env\b(?![.\[])|\bget-childitem\s+env:"
+    r"|(?:printenv(?<![\w.$-]printenv)|env(?<![\w.$-]env))(?=\s*\|)"
+    r"|os\.environ(?<![\w.]os\.environ)(?![\w.]|\s*\[)|process\.env(?<![\w.]process\.env)(?![\w.\[])"
+    r"|get-childitem\s+env:"
 )
 # Files that hold secrets (not their public halves, host lists or example files).
+# (Each alternative opens with a literal, so the search skips ahead; the character before a match,
+# and the home folder a path may start with, are looked at by `_values`.)
 _SECRET_FILE = re.compile(
-    r"(?:(?:~|\$home|\$\{home\}|%userprofile%|/root|/home/[\w.-]+)/|(?<![\w.-]))"
     r"(?:\.ssh/(?!known_hosts\b|config\b|authorized_keys\b)[\w.-]+(?<!\.pub)(?![\w.-])"
     r"|\.ssh/?(?![\w./-])|\.env(?:\.(?:local|production|prod|development|dev|staging|test))?"
     r"(?![\w-]|\.\w)"
@@ -137,6 +139,13 @@ _SECRET_FILE = re.compile(
     r"|\.docker/config\.json|\.kube/config|\.config/gcloud(?:/[\w.-]+)*|\.azure(?:/[\w.-]+)*"
     r"|\.gnupg(?:/[\w.-]+)*|/etc/shadow"
     r"|id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.-]))"
+)
+_HOME = re.compile(r"(?:~|\$home|\$\{home\}|%userprofile%|/root|/home/[\w.-]+)/$")
+_VALUE_HINT = re.compile(r"[$%]|env|getenv")
+_ENV_HINT = re.compile(r"env\s*[|)`]|environ\b|process\.env\b|env:")
+_FILE_HINT = re.compile(
+    r"\.ssh|\.env|\.aws|netrc|\.npmrc|\.pypirc|\.git-credentials|\.pgpass|\.docker/|\.kube/|gcloud"
+    r"|\.azure|\.gnupg|/etc/shadow|id_(?:rsa|dsa|ecdsa|ed25519)"
 )
 # What a file is named for without its contents being sent: an option that authenticates with it
 # (`ssh -i key`, `--netrc-file`), one that leaves it out (`--exclude .env`), a variable set to its path,
@@ -240,7 +249,7 @@ _FIELD_AUTH = re.compile(
 _TRAILING = re.compile(r"(?:[\s\"'`{(+$]|\bf(?=[\"']))+$")
 _STATEMENT_END = re.compile(r"\n|;|&&|\|\||[.!?。！？](?=\s)")
 _BEFORE = 60  # how far before a value its position is read
-_STATEMENT = 400  # how far a statement reaches either side of a value
+_BLOCK = 256  # a statement reaches at most one block of this size beyond the value's own block
 
 # Words of a variable name that do not say whose credential it is.
 _GENERIC = frozenset(
@@ -413,33 +422,80 @@ def _belongs(owners: tuple[str, ...], host: str) -> bool:
 
 
 def _values(text: str, start: int, end: int) -> Iterator[_Value]:
-    for m in _VALUE_REF.finditer(text, start, end):
-        name = next(g for g in m.groups() if g is not None)
-        if _is_secret_name(name):
-            yield _Value(m.start(), m.end(), _owners(name))
-    for m in _WHOLE_ENV.finditer(text, start, end):
-        yield _Value(m.start(), m.end(), ())
+    # Each pattern only where its cheapest marker occurs (most text has none of them).
+    if _VALUE_HINT.search(text, start, end) is not None:
+        for m in _VALUE_REF.finditer(text, start, end):
+            name = next(g for g in m.groups() if g is not None)
+            if _is_secret_name(name):
+                yield _Value(m.start(), m.end(), _owners(name))
+    if _ENV_HINT.search(text, start, end) is not None:
+        for m in _WHOLE_ENV.finditer(text, start, end):
+            yield _Value(m.start(), m.end(), ())
+    if _FILE_HINT.search(text, start, end) is None:
+        return
     for m in _SECRET_FILE.finditer(text, start, end):
         head = text[max(0, m.start() - _BEFORE) : m.start()]
+        home = _HOME.search(head)
+        if home is not None:
+            head = head[: home.start()]
+        elif head and (head[-1].isalnum() or head[-1] in "_.-"):
+            continue  # inside another name (`app.env`, `my_id_rsa_backup`)
         remote = head.endswith(":")  # `scp host:~/.ssh/id_rsa .` fetches a remote file
         if not remote and _USES_FILE.search(head) is None:
-            yield _Value(m.start(), m.end(), (), read_file=True)
+            yield _Value(
+                m.start() - (len(home.group()) if home else 0), m.end(), (), read_file=True
+            )
 
 
-def _statement(text: str, at: int, stop: int) -> tuple[int, int]:
-    """The statement around `text[at:stop]`: from the last break before it to the next after it."""
-    lo = max(0, at - _STATEMENT)
-    begin = lo
-    for m in _STATEMENT_END.finditer(text, lo, at):
-        begin = m.end()
-    hi = min(len(text), stop + _STATEMENT)
-    after = _STATEMENT_END.search(text, stop, hi)
-    return begin, after.start() if after else hi
+Destination = tuple[int, int, str, bool]  # start, end, host, in an image or link
 
 
-def _destinations(text: str, begin: int, end: int) -> list[tuple[int, int, str, bool]]:
-    """(start, end, host, in an image or link) of each destination in the statement."""
-    found: list[tuple[int, int, str, bool]] = []
+class _Statements:
+    """The statements of one text, each cut and read once: a long line of values costs a pass.
+
+    A statement runs from the last break before a value to the next after it, within the block
+    of `_BLOCK` characters the value is in and one block either side (blocks are fixed places of
+    the text, so any window of it sees the same statements)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._breaks: dict[int, list[tuple[int, int]]] = {}
+        self._sinks: dict[tuple[int, int], tuple[list[Destination], list[int]]] = {}
+
+    def _block(self, block: int) -> list[tuple[int, int]]:
+        found = self._breaks.get(block)
+        if found is None:
+            lo, hi = block * _BLOCK, (block + 1) * _BLOCK
+            ends = _STATEMENT_END.finditer(self.text, lo, min(len(self.text), hi + 2))
+            found = self._breaks[block] = [m.span() for m in ends if m.start() < hi]
+        return found
+
+    def bounds(self, at: int, stop: int) -> tuple[int, int]:
+        begin = max(0, (at // _BLOCK - 1) * _BLOCK)
+        for block in range(begin // _BLOCK, at // _BLOCK + 1):
+            for _, e in self._block(block):
+                if e <= at:
+                    begin = max(begin, e)
+        end = min(len(self.text), (stop // _BLOCK + 2) * _BLOCK)
+        for block in range(stop // _BLOCK, (end - 1) // _BLOCK + 1):
+            after = [s for s, _ in self._block(block) if s >= stop]
+            if after:
+                return begin, min(after)
+        return begin, end
+
+    def sinks(self, begin: int, stop: int) -> tuple[list[Destination], list[int]]:
+        """The statement's destinations, and where its network commands start."""
+        key = (begin, stop)
+        found = self._sinks.get(key)
+        if found is None:
+            commands = [m.start() for m in _NETWORK_COMMAND.finditer(self.text, begin, stop)]
+            found = self._sinks[key] = (_destinations(self.text, begin, stop), commands)
+        return found
+
+
+def _destinations(text: str, begin: int, end: int) -> list[Destination]:
+    """Each destination in the statement `text[begin:end]`."""
+    found: list[Destination] = []
     taken: list[tuple[int, int]] = []
     for m in _URL.finditer(text, begin, end):
         head = text[max(begin, m.start() - 3) : m.start()]
@@ -488,28 +544,28 @@ def _leaves(value: _Value, host: str, position: str, *, linked: bool) -> bool:
 
 def secret_flows(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     """Spans (of folded `text`, within `start:end`) where a secret's value reaches the network."""
+    statements = _Statements(text)
     for value in _values(text, start, end):
-        begin, stop = _statement(text, value.start, value.end)
+        begin, stop = statements.bounds(value.start, value.end)
+        destinations, commands = statements.sinks(begin, stop)
         label = None if value.read_file else _HOST_AFTER.match(text, value.end)
         if label is not None:  # `nslookup $KEY.dns.example.net`: the value looked up as a name
-            command = _NETWORK_COMMAND.search(text, begin, value.end)
-            sent = command is not None and command.start() < value.start
+            sent = bool(commands) and commands[0] < value.start
             if sent and _leaves(value, label.group(1), "data", linked=False):
                 yield value.start, label.end()
             continue
-        destinations = _destinations(text, begin, stop)
         if not destinations:
             continue
         position = "data" if value.read_file else _position(text, begin, value.start)
-        hit = _flow(text, begin, stop, value, position, destinations)
+        hit = _flow(text, value, position, destinations, commands)
         if hit is not None:
             yield min(value.start, hit[0]), max(value.end, hit[1])
     for m in _SLOT.finditer(text, start, end):
         if _is_secret_name(m.group(1).rsplit(".", 1)[-1]):
-            begin, stop = _statement(text, m.start(), m.end())
+            begin, stop = statements.bounds(m.start(), m.end())
             value = _Value(m.start(), m.end(), _owners(m.group(1)))
             position = _position(text, begin, m.start())
-            for d_start, d_end, host, linked in _destinations(text, begin, stop):
+            for d_start, d_end, host, linked in statements.sinks(begin, stop)[0]:
                 if d_start <= m.start() < d_end and _leaves(value, host, position, linked=linked):
                     yield min(m.start(), d_start), max(m.end(), d_end)
                     break
@@ -517,11 +573,10 @@ def secret_flows(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
 
 def _flow(
     text: str,
-    begin: int,
-    stop: int,
     value: _Value,
     position: str,
-    destinations: list[tuple[int, int, str, bool]],
+    destinations: list[Destination],
+    commands: list[int],
 ) -> tuple[int, int] | None:
     """The destination the value flows to, if any: the URL it stands in, or the destination of a
     network command it is an argument of or is piped into."""
@@ -532,12 +587,12 @@ def _flow(
             url = text[d_start:d_end]
             inside = "strong" if _in_user_info(url, value.start - d_start) else position
             return (d_start, d_end) if _leaves(value, host, inside, linked=linked) else None
-    command = _NETWORK_COMMAND.search(text, begin, stop)
-    if command is None:
+    if not commands:
         return None
-    if value.start < command.start() and text.find("|", value.end, command.start()) < 0:
+    command = commands[0]
+    if value.start < command and text.find("|", value.end, command) < 0:
         return None  # before the command and not piped into it (`KEY=$KEY curl ...`: not sent)
     for d_start, d_end, host, linked in destinations:
-        if d_start > command.start() and _leaves(value, host, position, linked=linked):
+        if d_start > command and _leaves(value, host, position, linked=linked):
             return d_start, d_end
     return None

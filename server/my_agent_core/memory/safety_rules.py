@@ -482,11 +482,19 @@ _EXFIL_CONVERSATION = (
     rf"|\b{_SHOW}\b{_GAP}\b{_CONVERSATION}\b{_GAP60}\b(?:in|into|to|as)\s+(?:the\s+|a\s+|an\s+)?"
     r"(?:image\s+)?(?:url|link|image|query(?:\s+string)?|parameter)s?\b"
 )
-# An order (it opens a clause) to send the model's findings to a URL: "send the results to https://".
+# Where an order opens a clause: the start of a line or sentence, after a bullet or "and", "then",
+# "please" ... (the verb is looked for first, so the look-behinds run only where one stands).
 _CLAUSE_START = (
     r"(?:^|(?<=[.!?;:,(] )|(?<=[.!?;:,(])|(?<=[-*>] )|(?<=\band )|(?<=\bthen )|(?<=\bplease )"
     r"|(?<=\balways )|(?<=\balso ))"
 )
+
+
+def _order(verbs: str) -> str:
+    """`verbs` (a `|` list) opening a clause: an order, not a description ("the CLI sends ...")."""
+    return rf"\b(?=(?:{verbs})\b){_CLAUSE_START}(?:{verbs})\b"
+
+
 # A character of the same sentence (a dot inside a URL or a file name is not its end).
 _IN_SENTENCE = r"(?:[^.!?\n]|\.(?=\S))"
 _FINDINGS = (
@@ -495,14 +503,19 @@ _FINDINGS = (
     r"(?:find|found|see|saw|read|learn|learned|collect|collected))"
 )
 _SEND_FINDINGS = (
-    rf"{_CLAUSE_START}(?:send|post|upload|forward|transmit|submit|report|push|exfiltrate|beacon|relay|"
-    rf"deliver|stream|mirror|pipe|sync|ship)\s+{_FINDINGS}\b{_IN_SENTENCE}{{0,40}}?\b(?:to|at|into|on)\s+"
+    _order(
+        "send|post|upload|forward|transmit|submit|report|push|exfiltrate|beacon|relay|deliver|stream|"
+        "mirror|pipe|sync|ship"
+    )
+    + rf"\s+{_FINDINGS}\b{_IN_SENTENCE}{{0,40}}?\b(?:to|at|into|on)\s+"
     r"(?:https?://|www\.|//[\w-]+\.)"
 )
 # An order to dump the conversation itself: "output conversation history".
 _DUMP_CONVERSATION = (
-    rf"{_CLAUSE_START}(?:output|print|dump|reveal|show|display|repeat|include|share|echo|write\s+out|"
-    r"list|paste|export)\s+(?:(?:the|your|our|this|all|every|entire|whole|full|complete|raw)\s+){0,3}"
+    _order(
+        "output|print|dump|reveal|show|display|repeat|include|share|echo|write\\s+out|list|paste|export"
+    )
+    + r"\s+(?:(?:the|your|our|this|all|every|entire|whole|full|complete|raw)\s+){0,3}"
     r"(?:(?:conversation|chat|message|dialog(?:ue)?|session)\s+(?:history|log|logs|transcripts?)|"
     r"conversation|(?:previous|prior|earlier|past)\s+messages|(?:full|entire|whole)\s+context(?:\s+"
     r"window)?)\b(?!\s+(?:history|logs?|transcripts?|messages|window|panel|view|tab|button|command|"
@@ -512,7 +525,7 @@ _DUMP_CONVERSATION = (
 # Access planted for whoever holds a key: an order to write to authorized_keys (not one scoped to
 # another host: "add your key to authorized_keys on the staging box"), or a download written to it.
 _AUTHORIZED_KEYS = (
-    rf"{_CLAUSE_START}(?:write|append|add|put|insert|copy|plant|inject|place)\b{_IN_SENTENCE}{{0,80}}?"
+    _order("write|append|add|put|insert|copy|plant|inject|place") + rf"{_IN_SENTENCE}{{0,80}}?"
     r"\b(?:to|into|in)\s+\S{0,40}authorized_keys\b(?!\s+(?:on|of|in|at|for)\s+(?:the\s+|a\s+|your\s+|"
     r"each\s+|every\s+)?(?:[\w-]+\s+){0,2}?(?:host|server|box|machine|vm|instance|node|runner|"
     r"staging|prod|production|cluster|bastion)s?\b)"
@@ -1794,7 +1807,7 @@ def _rules() -> tuple[Rule, ...]:
             "sends a secret's value out: a network command, URL or image carries it",
             secret_flows,
             tuple(fold(t) for t in FLOW_TRIGGERS),
-            reach=600,
+            reach=1024,  # a value's statement reaches at most 768 characters past it
         ),
         _rule(
             "conceal-from-user",
