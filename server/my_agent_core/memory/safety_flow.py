@@ -249,7 +249,7 @@ _FIELD_AUTH = re.compile(
 _TRAILING = re.compile(r"(?:[\s\"'`{(+$]|\bf(?=[\"']))+$")
 _STATEMENT_END = re.compile(r"\n|;|&&|\|\||[.!?。！？](?=\s)")
 _BEFORE = 60  # how far before a value its position is read
-_BLOCK = 256  # a statement reaches at most one block of this size beyond the value's own block
+_BLOCK = 256  # a statement reaches two blocks of this size beyond the value's own block
 
 # Words of a variable name that do not say whose credential it is.
 _GENERIC = frozenset(
@@ -454,8 +454,9 @@ class _Statements:
     """The statements of one text, each cut and read once: a long line of values costs a pass.
 
     A statement runs from the last break before a value to the next after it, within the block
-    of `_BLOCK` characters the value is in and one block either side (blocks are fixed places of
-    the text, so any window of it sees the same statements)."""
+    of `_BLOCK` characters the value is in and two blocks either side, so at least 512 and at most
+    768 characters each way (blocks are fixed places of the text: any window of it sees the same
+    statements)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -471,12 +472,12 @@ class _Statements:
         return found
 
     def bounds(self, at: int, stop: int) -> tuple[int, int]:
-        begin = max(0, (at // _BLOCK - 1) * _BLOCK)
+        begin = max(0, (at // _BLOCK - 2) * _BLOCK)
         for block in range(begin // _BLOCK, at // _BLOCK + 1):
             for _, e in self._block(block):
                 if e <= at:
                     begin = max(begin, e)
-        end = min(len(self.text), (stop // _BLOCK + 2) * _BLOCK)
+        end = min(len(self.text), (stop // _BLOCK + 3) * _BLOCK)
         for block in range(stop // _BLOCK, (end - 1) // _BLOCK + 1):
             after = [s for s, _ in self._block(block) if s >= stop]
             if after:

@@ -1807,7 +1807,7 @@ def _rules() -> tuple[Rule, ...]:
             "sends a secret's value out: a network command, URL or image carries it",
             secret_flows,
             tuple(fold(t) for t in FLOW_TRIGGERS),
-            reach=1024,  # a value's statement reaches at most 768 characters past it
+            reach=1024,  # a statement reaches at most 768 characters past its value
         ),
         _rule(
             "conceal-from-user",
