@@ -42,8 +42,9 @@ from my_agent_core.memory.safety import scan
 _ROLE = r"(?:system|system_prompt|sys|user|assistant|human|developer|inst|instructions?|tool_calls?|im_start|im_end|start_of_turn|end_of_turn|endoftext|eot_id|start_header_id|system[-_]reminder|function_results|tool_result|important)"
 _OURS = r"(?:memory[\s_\-]*context|recalled[\s_\-]*memory|project[\s_\-]*context)"
 _DETECTORS = [
-    re.compile(rf"(?<![a-z0-9_])<[\s/\\!?<]*{_ROLE}(?![a-z0-9_])"),  # <system>, <<SYS>>, < user
-    re.compile(rf"</\s*{_ROLE}(?![a-z0-9_])"),  # a closing role tag, even right after a word
+    re.compile(rf"(?<![a-z0-9_])<[\s/\\!?<]*{_ROLE}(?![a-z0-9_-])"),  # <system>, <<SYS>>, < user
+    re.compile(r"(?<![a-z0-9_])<[\s/\\!?<]*(?:system|assistant|developer|human)[-_]"),  # <system-x
+    re.compile(rf"</\s*{_ROLE}(?![a-z0-9_-])"),  # a closing role tag, even right after a word
     re.compile(rf"<[\s/\\!?<]*{_OURS}"),  # our block tags, anywhere
     re.compile(r"</?s>"),  # BOS / EOS
     re.compile(r"<\|[a-z_/]"),  # <|im_start|>, <|eot_id|>, DeepSeek's <｜User｜> after folding

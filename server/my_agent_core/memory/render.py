@@ -230,6 +230,10 @@ _ROLE_TAGS = frozenset(
         "environmentdetails",  # Cline
     }
 )
+# Role words that make any tag they open a role tag (`<system-notice>`, `<assistant_turn>`); `user-`
+# opens web components (`<user-card>`), so it is not one of them.
+_ROLE_PREFIXES = frozenset({"system", "sys", "assistant", "developer", "human"})
+_ROLE_PART = re.compile(r"[-_.]")
 # Short names that are common in prose or code (`x < s`): a tag only written tightly, `<s>` / `</s>`.
 _TIGHT_TAGS = frozenset({"s", "ai", "bos", "eos"})
 # Bracketed markers: roles (`[SYSTEM]`, `[INST]`, `[TOOL_CALLS]`) and our own notes (`[BLOCKED: ...]`).
@@ -428,11 +432,14 @@ def _is_our_tag(m: re.Match[str]) -> bool:
 
 
 def _is_role_tag(folded: str, m: re.Match[str]) -> bool:
-    """A role or template tag (`<system>`, `<system:x>`); `<Context.Provider>` and `List<User>` are
-    code, and `x < s` is a comparison."""
-    first = _squash(m.group(1).split(":")[0])
-    if first not in _ROLE_TAGS or _in_code(folded, m):
+    """A role or template tag (`<system>`, `<system:x>`, `<system-notice>`); `<Context.Provider>`
+    and `List<User>` are code, and `x < s` is a comparison."""
+    name = m.group(1).split(":")[0]
+    first = _squash(name)
+    if _in_code(folded, m):
         return False
+    if first not in _ROLE_TAGS:
+        return _ROLE_PART.split(name, maxsplit=1)[0] in _ROLE_PREFIXES
     return first not in _TIGHT_TAGS or _is_tight(folded, m)
 
 
