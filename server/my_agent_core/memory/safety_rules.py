@@ -497,9 +497,10 @@ def _order(verbs: str) -> str:
 
 # A character of the same sentence (a dot inside a URL or a file name is not its end).
 _IN_SENTENCE = r"(?:[^.!?\n]|\.(?=\S))"
+# The model's own findings, bare ("the results"; "the test results" of a CI job are an artifact).
 _FINDINGS = (
-    r"(?:(?:all|the|your|my|these|those|any|every|each|full|complete|raw)\s+){0,2}(?:[\w-]+\s+)?"
-    r"(?:results?|outputs?|findings|answers?|responses?|replies|everything|contents?|what\s+you\s+"
+    r"(?:(?:all|the|your|my|these|those|any|every|each|full|complete|raw|of)\s+){0,3}"
+    r"(?:results?|outputs?|findings|answers?|replies|everything|what\s+you\s+"
     r"(?:find|found|see|saw|read|learn|learned|collect|collected))"
 )
 _SEND_FINDINGS = (
