@@ -513,9 +513,7 @@ _SEND_FINDINGS = (
 )
 # An order to dump the conversation itself: "output conversation history".
 _DUMP_CONVERSATION = (
-    _order(
-        "output|print|dump|reveal|show|display|repeat|include|share|echo|write\\s+out|list|paste|export"
-    )
+    _order("output|print|dump|reveal|display|repeat|echo|write\\s+out|paste|export")
     + r"\s+(?:(?:the|your|our|this|all|every|entire|whole|full|complete|raw)\s+){0,3}"
     r"(?:(?:conversation|chat|message|dialog(?:ue)?|session)\s+(?:history|log|logs|transcripts?)|"
     r"conversation|(?:previous|prior|earlier|past)\s+messages|(?:full|entire|whole)\s+context(?:\s+"
