@@ -8,7 +8,7 @@
   parsing that file, which every edit does anyway.
 
 Runs are interleaved so machine noise hits both sides alike; figures are medians.
-Run: .venv/bin/python bench/render.py [--rounds N]
+Run: .venv/bin/python bench/render.py [--rounds N] [--quick]  (--quick: 10 rounds, a smoke run)
 """
 
 from __future__ import annotations
@@ -79,7 +79,10 @@ def report(name: str, subject: float, floor: float, floor_name: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--quick", action="store_true", help="10 rounds (a smoke run)")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds = 10
     memory_section = MemorySection("MEMORY.md", "agent notes", MEMORY, 2200)
     user_section = MemorySection("USER.md", "user profile", USER, 1375)
     huge_text = ENTRY_DELIMITER.join(HUGE)

@@ -10,14 +10,20 @@ Known gaps and disagreements are counted as what they are against the label (mis
 Each held-out set's figures from its first measurement, before any rule was written from its misses,
 are printed alongside (they cannot be re-measured here: the fixed scanner is the only one).
 
-Cost, per KB of text, against a floor measured in the same run on the same text: `str.lower()`
+Cost, per KB of text, in CPU time (`time.process_time`: the machine is shared, and wall time
+measures its load more than the scanner), against a floor measured in the same run on the same
+text: `str.lower()`
 plus one compiled regex search (what the cheapest possible phrase check pays). Workloads:
 - entries: each entry scanned on its own, as the linter does on every keystroke (the corpus, and a
   1 MB memory file of short notes built like `bench/lsp.py` builds its files);
 - whole: the same 1 MB as one text (the windowed path for long texts);
 - dense: the benign corpus repeated to 1 MB (near-misses everywhere: the worst ordinary case).
 
-Run: .venv/bin/python bench/safety.py [--rounds N] [--size BYTES]
+The peer check (`tests/data/safety_peer_hermes.jsonl`, Hermes Agent's own threat tests as its tests
+label them) is measured the same way; its disputed items count against us, as everywhere.
+
+Run: .venv/bin/python bench/safety.py [--rounds N] [--size BYTES] [--quick]
+(`--quick`: one round on 100 KB texts, for a smoke run; the figures in docs/safety.md are full runs.)
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ HELDOUT_SETS = (
         {"blocked": 16, "attacks": 60, "accepted": 57, "benign": 60},
     ),
 )
+PEER = ROOT / "tests" / "data" / "safety_peer_hermes.jsonl"
 FLOOR_PATTERN = re.compile(r"ignore\s+(?:all\s+)?previous\s+instructions")
 PHRASES = (
     "the project uses pytest and uv for envs deploys with docker prefers short answers "
@@ -111,9 +118,9 @@ def memory_entries(size: int, seed: int = 7) -> list[str]:
 def best_of(rounds: int, action: Callable[[], object]) -> float:
     best = float("inf")
     for _ in range(rounds):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         action()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.process_time() - t0)
     return best
 
 
@@ -141,7 +148,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per workload")
     parser.add_argument("--size", type=int, default=1_000_000, help="size of the big texts")
+    parser.add_argument("--quick", action="store_true", help="one round on 100 KB (a smoke run)")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.size = 1, 100_000
     items = load(CORPUS)
     quality("dev corpus", items)
     for name, filename, before in HELDOUT_SETS:
@@ -153,6 +163,8 @@ def main() -> int:
             f"{before['benign']}; now {blocked} / {before['attacks']} and {accepted} / "
             f"{before['benign']}"
         )
+    print()
+    quality("peer check (Hermes Agent's threat tests)", load(PEER))
 
     print("\ncost per KB (best of rounds; floor = str.lower() + one regex search)")
     texts = [i["text"] for i in items]

@@ -9,30 +9,42 @@ Every line of a rendered block must pass it, except the renderer's own lines, wh
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from my_agent_core.agent.prompt import build_system_prompt
+from my_agent_core.agent import prompt as prompt_template
+from my_agent_core.agent.prompt import build_system_prompt, prompt_headers
 from my_agent_core.memory import ENTRY_DELIMITER, MemoryStore, parse
+from my_agent_core.memory import render as render_module
 from my_agent_core.memory.normalize import fold
 from my_agent_core.memory.render import (
+    Attachment,
+    ContextDocument,
     MemorySection,
+    RecallItem,
     neutralize,
+    render_attachments,
+    render_context_block,
     render_memory_block,
     render_memory_section,
+    render_recall_block,
+    render_summary,
 )
 from my_agent_core.memory.safety import scan
 
 # ------------------------------------------------------------------------------------ the detector
 
-_ROLE = r"(?:system|system_prompt|sys|user|assistant|human|developer|inst|instructions?|tool_calls?|im_start|im_end|start_of_turn|end_of_turn|endoftext|eot_id|start_header_id)"
+_ROLE = r"(?:system|system_prompt|sys|user|assistant|human|developer|inst|instructions?|tool_calls?|im_start|im_end|start_of_turn|end_of_turn|endoftext|eot_id|start_header_id|system[-_]reminder|function_results|tool_result|important)"
 _OURS = r"(?:memory[\s_\-]*context|recalled[\s_\-]*memory|project[\s_\-]*context)"
 _DETECTORS = [
-    re.compile(rf"(?<![a-z0-9_])<[\s/\\!?<]*{_ROLE}(?![a-z0-9_])"),  # <system>, <<SYS>>, < user
-    re.compile(rf"</\s*{_ROLE}(?![a-z0-9_])"),  # a closing role tag, even right after a word
+    re.compile(rf"(?<![a-z0-9_])<[\s/\\!?<]*{_ROLE}(?![a-z0-9_-])"),  # <system>, <<SYS>>, < user
+    re.compile(r"(?<![a-z0-9_])<[\s/\\!?<]*(?:system|assistant|developer|human)[-_]"),  # <system-x
+    re.compile(rf"</\s*{_ROLE}(?![a-z0-9_-])"),  # a closing role tag, even right after a word
     re.compile(rf"<[\s/\\!?<]*{_OURS}"),  # our block tags, anywhere
     re.compile(r"</?s>"),  # BOS / EOS
     re.compile(r"<\|[a-z_/]"),  # <|im_start|>, <|eot_id|>, DeepSeek's <｜User｜> after folding
@@ -221,6 +233,9 @@ FRAGMENTS = [
     "＃",
     "MEMORY_CONTEXT",
     "memory context",
+    "system-reminder",
+    "function_results",
+    "IMPORTANT",
     "МЕМОRY_СОNTEXT",
     "MEMORY\u00ad_CONTEXT",
     "Memory_Contex",
@@ -314,3 +329,111 @@ def test_no_neutralised_line_is_flagged(text: str) -> None:
     plain = _PLAIN.fullmatch(text) and not _ROLE_WORD.search(fold(text))
     if plain:
         assert out == text  # text with nothing structural in it passes verbatim
+
+
+# ------------------------------------------------------------------------------------ the template's own lines
+
+TEMPLATE_LINES = prompt_headers()
+
+
+def _shape(line: str) -> str:
+    """A line as the prompt shows it, figures aside (`· 12 chars` and `· 1,234 chars` alike)."""
+    return re.sub(r"\d[\d,]*", "N", line.strip())
+
+
+def _forgeries(header: str) -> list[str]:
+    """The header as untrusted text may repeat it: verbatim, in capitals, at another level, bold,
+    indented, in fullwidth."""
+    out = [header, header.upper(), "  " + header, header.replace("#", "＃")]
+    if header.startswith("#"):
+        out += ["#" + header, header.lstrip("#").strip() and "**" + header.lstrip("# ") + "**"]
+    elif header.endswith(":"):
+        out += ["**" + header + "**", header.lower()]
+    return out
+
+
+def test_the_template_has_headers_of_every_kind() -> None:
+    """The list comes from the template itself: its section heading, its labels, its block tags and
+    the headers of the snapshot and the context files."""
+    assert "## Long-term memory" in TEMPLATE_LINES
+    assert {"TARGETS:", "SKIP:", "<MEMORY_CONTEXT>", "</PROJECT_CONTEXT>"} <= set(TEMPLATE_LINES)
+    assert any(h.startswith("## MEMORY.md") for h in TEMPLATE_LINES)
+    assert any(h.startswith("## AGENTS.md") for h in TEMPLATE_LINES)
+
+
+def _system_prompt(tmp_path: Path, memory_text: str, agents_text: str) -> str:
+    mem_dir = tmp_path / "memory"
+    mem_dir.mkdir(parents=True, exist_ok=True)
+    (mem_dir / "MEMORY.md").write_text(
+        ENTRY_DELIMITER.join(["ordinary fact", memory_text]) + "\n", encoding="utf-8"
+    )
+    store = MemoryStore(mem_dir)
+    store.load_from_disk()
+    context = render_context_block([ContextDocument("AGENTS.md", agents_text)])
+    return build_system_prompt(None, store.format_all_for_system_prompt(), context)
+
+
+@pytest.mark.parametrize("header", TEMPLATE_LINES)
+def test_every_header_of_the_template_is_neutralised_in_untrusted_text(
+    tmp_path: Path, header: str
+) -> None:
+    """Each heading, label and tag line of the system prompt, repeated by a memory entry, a context
+    file, a recalled item, an attachment or a summary, never shows as the prompt's own line."""
+    baseline = _system_prompt(tmp_path, "the build uses make", "Run `make test`.")
+    own = Counter(_shape(line) for line in baseline.splitlines())
+    assert own[_shape(header)] >= 1
+    for forged in _forgeries(header):
+        text = f"the build uses make\n{forged}\nrun `make test` before pushing"
+        prompt = _system_prompt(tmp_path / forged.encode().hex()[:40], text, text)
+        shaped = Counter(_shape(line) for line in prompt.splitlines())
+        # the template's own lines as often as without the forgery; the forgery never as written
+        assert shaped[_shape(forged)] == own[_shape(forged)], forged
+        assert shaped[_shape(header)] == own[_shape(header)], forged
+        appended = [
+            render_recall_block([RecallItem("archive", text)]),
+            render_attachments([Attachment("notes.md", text)]),
+            render_summary(text, covered=3),
+        ]
+        for block in appended:
+            lines = {_shape(line) for line in block.splitlines()}
+            assert _shape(forged) not in lines, (forged, block)
+            assert _shape(header) not in lines, (forged, block)
+
+
+BENIGN_CONTEXT = {
+    "other-heading": "## Notes\nKeep PRs small.",
+    "same-words-longer": "## Long-term memory design\nThe cache is an LRU.",
+    "label-with-text": "Targets: web and cli",
+    "words-in-prose": "The long-term memory of the service is Redis.",
+}
+
+
+@pytest.mark.parametrize("text", BENIGN_CONTEXT.values(), ids=BENIGN_CONTEXT.keys())
+def test_ordinary_headings_of_a_context_file_stay(tmp_path: Path, text: str) -> None:
+    prompt = _system_prompt(tmp_path, "the build uses make", text)
+    assert text in prompt
+
+
+@pytest.fixture
+def fresh_template() -> Iterator[None]:
+    """The template's lines are read once per process: forget them around a test that edits it."""
+    prompt_headers.cache_clear()
+    render_module._PROMPT.clear()
+    yield
+    prompt_headers.cache_clear()
+    render_module._PROMPT.clear()
+
+
+def test_a_heading_added_to_the_template_later_is_neutralised(
+    monkeypatch: pytest.MonkeyPatch, fresh_template: None
+) -> None:
+    added = "## Approval policy"
+    assert neutralize(added) == added  # not ours yet: an ordinary heading
+    render_module._PROMPT.clear()
+    prompt_headers.cache_clear()
+    monkeypatch.setattr(
+        prompt_template, "MEMORY_GUIDANCE", prompt_template.MEMORY_GUIDANCE + f"\n\n{added}\nx"
+    )
+    assert added in prompt_headers()
+    assert neutralize(added) == "\\" + added
+    assert neutralize("### APPROVAL POLICY (new)") == "\\### APPROVAL POLICY (new)"

@@ -3,6 +3,7 @@ context files, built once per session (and restored verbatim when a session is r
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 __all__ = [
@@ -10,6 +11,7 @@ __all__ = [
     "MEMORY_GUIDANCE",
     "build_system_prompt",
     "coding_instructions",
+    "prompt_headers",
 ]
 
 DEFAULT_INSTRUCTIONS = """\
@@ -75,3 +77,28 @@ def coding_instructions(folder: Path | str) -> str:
     from ..coding_tools import workspace_instructions
 
     return f"{DEFAULT_INSTRUCTIONS}\n\n{workspace_instructions(folder)}"
+
+
+@cache
+def prompt_headers() -> tuple[str, ...]:
+    """Every heading, tag and label line the system prompt emits (instructions, memory guidance, the
+    snapshot, the context files), read from a prompt built by this module from sample parts: the
+    renderer neutralises each wherever untrusted text repeats it, including lines added later."""
+    from ..memory.render import (
+        ContextDocument,
+        MemorySection,
+        render_context_block,
+        render_memory_block,
+        render_memory_section,
+        structural_lines,
+    )
+
+    snapshot = render_memory_block(
+        [
+            render_memory_section(MemorySection("MEMORY.md", "agent notes", [], 2200)),
+            render_memory_section(MemorySection("USER.md", "user profile", [], 1375)),
+        ]
+    )
+    context = render_context_block([ContextDocument("AGENTS.md", "sample")])
+    prompt = build_system_prompt(coding_instructions(Path("folder")), snapshot, context)
+    return structural_lines(prompt)

@@ -29,7 +29,7 @@ from my_agent_core.memory.document import (
     split_pieces,
 )
 from my_agent_core.memory.prefix_sums import PrefixSums
-from my_agent_core.memory.safety import SafetyIssue, scan
+from my_agent_core.memory.safety import SafetyIssue, describe_finding, scan
 from my_agent_core.memory.text import common_prefix, common_suffix
 
 __all__ = [
@@ -794,11 +794,14 @@ def _entry_findings(
         if issue.kind == "invisible":
             title = "Remove the invisible character" if b - a == 1 else "Remove the hidden text"
             fixes = (Fix(title, (TextEdit(a, b, ""),)),)
-            msg = f"Unsafe content: {issue.message}; the store blocks this entry from the prompt."
+            msg = (
+                f"Unsafe content: {describe_finding(issue.message, (issue.rule,))}; the store "
+                "blocks this entry from the prompt."
+            )
         else:
             msg = (
-                f"Unsafe content ({issue.kind}): {issue.message}; the store blocks this entry "
-                "from the prompt."
+                f"Unsafe content ({issue.kind}): {describe_finding(issue.message, (issue.rule,))};"
+                " the store blocks this entry from the prompt."
             )
         unsafe.append(Finding(UNSAFE_CONTENT, Severity.ERROR, msg, a, b, fixes))
     msg = (

@@ -12,7 +12,10 @@ neutralises structure STRUCTURALLY, line by line, on the folded form of the text
 - a line that opens like structure (a role turn `system:` / `Human:`, a heading like our section
   headers, one of our `[BLOCKED: ...]`-style notes, a `§` line) gets a leading backslash, the Markdown
   escape; a line that already starts with backslashes before such text gets one more, so a reader can
-  always undo exactly one.
+  always undo exactly one;
+- so does a line that reads as one of the system prompt's own headings or labels (`## Long-term
+  memory`, `TARGETS:`): they are read from the prompt's template (`agent.prompt.prompt_headers`,
+  through `structural_lines`), so a heading added to the template later is neutralised too.
 
 Everything else is verbatim: code spans, `<div>` in prose, Markdown lists and headings, Chinese text.
 The block builders (`render_memory_section`, `render_memory_block`, `render_document`,
@@ -23,11 +26,12 @@ The block builders (`render_memory_section`, `render_memory_block`, `render_docu
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from my_agent_core.memory.document import budget_used
-from my_agent_core.memory.normalize import fold_map
+from my_agent_core.memory.normalize import fold, fold_map
 from my_agent_core.memory.safety import SafetyIssue, describe, scan
 
 __all__ = [
@@ -61,6 +65,7 @@ __all__ = [
     "render_recall_block",
     "render_summary",
     "snapshot_cap",
+    "structural_lines",
 ]
 
 MEMORY_TAG = "MEMORY_CONTEXT"
@@ -88,6 +93,14 @@ ATTACHMENTS_CHARS = 32000
 ATTACHMENT_CHARS = 16000
 SUMMARY_CHARS = 24000
 SOURCE_CHARS = 80
+
+#: Headers of the blocks appended to user messages (their figures and sources vary).
+RECALL_HEADER = "## Recalled item {number} of {total} · {source}"
+SUMMARY_HEADER = "## Summary of {covered:,} earlier messages"
+_OWN_HEADERS = (
+    RECALL_HEADER.format(number=1, total=1, source="source"),
+    SUMMARY_HEADER.format(covered=1),
+)
 
 MEMORY_PREAMBLE = (
     "Your long-term memory, kept across sessions and curated by you with the `memory` tool. "
@@ -199,8 +212,28 @@ _ROLE_TAGS = frozenset(
         "s",
         "bos",
         "eos",
+        # Vendor framing: what agent products wrap system text, tool calls and tool output in
+        # (docs/render.md lists them, and the tags deliberately left to prose and HTML).
+        "systemreminder",  # Claude Code, Anthropic-style agents
+        "systeminstructions",
+        "important",  # the carrier of tool-description poisoning (`<IMPORTANT>`)
+        "antml",  # the namespace prefix of Anthropic's tool-use tags
+        "invoke",
+        "tooluse",
+        "functionresult",
+        "toolresponses",
+        "searchresults",
+        "userquery",  # Cursor
+        "userinstructions",  # Codex
+        "custominstructions",
+        "environmentcontext",
+        "environmentdetails",  # Cline
     }
 )
+# Role words that make any tag they open a role tag (`<system-notice>`, `<assistant_turn>`); `user-`
+# opens web components (`<user-card>`), so it is not one of them.
+_ROLE_PREFIXES = frozenset({"system", "sys", "assistant", "developer", "human"})
+_ROLE_PART = re.compile(r"[-_.]")
 # Short names that are common in prose or code (`x < s`): a tag only written tightly, `<s>` / `</s>`.
 _TIGHT_TAGS = frozenset({"s", "ai", "bos", "eos"})
 # Bracketed markers: roles (`[SYSTEM]`, `[INST]`, `[TOOL_CALLS]`) and our own notes (`[BLOCKED: ...]`).
@@ -221,6 +254,7 @@ _BRACKET_ROLES = frozenset(
         "instructions",
         "toolcalls",
         "toolresults",
+        "toolcontent",
         "availabletools",
     }
 )
@@ -265,6 +299,115 @@ def _squash(name: str) -> str:
     return _SQUASH.sub("", name)
 
 
+# ------------------------------------------------------------------------------------ the prompt's own lines
+
+_HEADING_LINE = re.compile(r"#{1,6}[ \t]+\S[^\n]*")
+_TAG_LINE = re.compile(r"</?[A-Za-z_][\w.:-]*(?:[ \t][^<>\n]*)?>")
+_LABEL_LINE = re.compile(r"[A-Z][^\n.!?:]{0,60}:")
+
+
+def structural_lines(prompt: str) -> tuple[str, ...]:
+    """The lines of a prompt that a reader takes for its structure: Markdown headings, tags alone on
+    their line and labels (a short capitalised line ending in a colon, `TARGETS:`), in order, once.
+
+    `agent.prompt.prompt_headers` applies it to the system prompt's template; the renderer then
+    neutralises those lines wherever untrusted text repeats them."""
+    found: dict[str, None] = {}
+    for line in prompt.splitlines():
+        text = line.strip()
+        if (
+            _HEADING_LINE.fullmatch(text)
+            or _TAG_LINE.fullmatch(text)
+            or _LABEL_LINE.fullmatch(text)
+        ):
+            found[text] = None
+    return tuple(found)
+
+
+# Where a heading's name ends: our headers put figures and sources after ` · `; a forged copy may add
+# a note in brackets, after a colon or a dash ("## Long-term memory (updated)").
+_NAME_END = re.compile(r"\s*(?:[(\[:|·—–]|\s-\s)")
+_KEY_DIGITS = re.compile(r"\d+")
+_KEY_GAPS = re.compile(r"[\W_]+")
+_MD_HEADING = re.compile(r"[>\s]*#{1,6}(?:\s+|$)")
+_EMPHASIS = " \t>*_"
+
+
+def _header_key(name: str) -> str:
+    """A heading's name as compared: folded, numbers as 0, punctuation and spacing as one space."""
+    head = _NAME_END.split(name.strip(_EMPHASIS + "#"), maxsplit=1)[0]
+    return _KEY_GAPS.sub(" ", _KEY_DIGITS.sub("0", fold(head))).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class _PromptStructure:
+    """The system prompt's own structural lines, as the detector compares them."""
+
+    headings: frozenset[str]  # keys of its Markdown headings (`## Long-term memory`)
+    labels: frozenset[str]  # keys of its labels (`TARGETS:`)
+    tags: tuple[str, ...]  # squashed names of its tags (`MEMORY_CONTEXT`)
+
+
+def _prompt_structure_of(lines: Sequence[str]) -> _PromptStructure:
+    headings: set[str] = set()
+    labels: set[str] = set()
+    tags: dict[str, None] = {}
+    for line in lines:
+        if line.startswith("#"):
+            headings.add(_header_key(line))
+        elif line.startswith("<"):
+            tags[_squash(fold(line.strip("</>").split()[0]))] = None
+        else:
+            labels.add(_header_key(line.rstrip(":")))
+    return _PromptStructure(
+        frozenset(headings - {""}), frozenset(labels - {""}), tuple(t for t in tags if t)
+    )
+
+
+_NOT_YET = _PromptStructure(frozenset(), frozenset(), ())
+_PROMPT: list[_PromptStructure] = []
+_PROMPT_LOCK = threading.Lock()
+_BUILDING = threading.local()
+
+
+def _prompt_structure() -> _PromptStructure:
+    """The system prompt's structural lines, read once from its template (`agent.prompt`).
+
+    Imported on first use: the agent package imports this module. While the template's samples are
+    rendered (by this module, on this thread) nothing is known yet; other threads wait for it."""
+    if _PROMPT:
+        return _PROMPT[0]
+    if getattr(_BUILDING, "active", False):
+        return _NOT_YET
+    with _PROMPT_LOCK:
+        if not _PROMPT:
+            _BUILDING.active = True
+            try:
+                from my_agent_core.agent.prompt import prompt_headers
+
+                lines = (*prompt_headers(), *_OWN_HEADERS)
+            finally:
+                _BUILDING.active = False
+            _PROMPT.append(_prompt_structure_of(lines))
+    return _PROMPT[0]
+
+
+def _is_prompt_header(core: str) -> bool:
+    """A (folded, unindented) line that reads as one of the system prompt's headings or labels: a
+    Markdown heading, a bold line or a line ending in a colon whose name is one of them."""
+    structure = _prompt_structure()
+    heading = _MD_HEADING.match(core)
+    if heading is not None:
+        key = _header_key(core[heading.end() :])
+        return key in structure.headings or key in structure.labels
+    plain = core.strip(_EMPHASIS)
+    labelled = plain.endswith((":", "："))
+    if not (labelled or core.startswith(("**", "__"))):
+        return False
+    key = _header_key(plain.rstrip(":："))
+    return key in structure.headings or key in structure.labels
+
+
 def _is_tight(folded: str, m: re.Match[str]) -> bool:
     """`<name>` / `</name>` / `<<name>>` with nothing else around the name."""
     opening = folded[m.start() : m.start(1)]
@@ -282,17 +425,21 @@ def _in_code(folded: str, m: re.Match[str]) -> bool:
 
 def _is_our_tag(m: re.Match[str]) -> bool:
     """A tag named like one of ours, also behind a namespace-like prefix (`<x:memory_context>`)."""
+    stems = _OWN_TAG_STEMS + _prompt_structure().tags
     run = _squash(m.group(1)) + _squash(m.group(2))
     parts = [_squash(part) for part in m.group(1).split(":")]
-    return run.startswith(_OWN_TAG_STEMS) or any(p.startswith(_OWN_TAG_STEMS) for p in parts)
+    return run.startswith(stems) or any(p.startswith(stems) for p in parts)
 
 
 def _is_role_tag(folded: str, m: re.Match[str]) -> bool:
-    """A role or template tag (`<system>`, `<system:x>`); `<Context.Provider>` and `List<User>` are
-    code, and `x < s` is a comparison."""
-    first = _squash(m.group(1).split(":")[0])
-    if first not in _ROLE_TAGS or _in_code(folded, m):
+    """A role or template tag (`<system>`, `<system:x>`, `<system-notice>`); `<Context.Provider>`
+    and `List<User>` are code, and `x < s` is a comparison."""
+    name = m.group(1).split(":")[0]
+    first = _squash(name)
+    if _in_code(folded, m):
         return False
+    if first not in _ROLE_TAGS:
+        return _ROLE_PART.split(name, maxsplit=1)[0] in _ROLE_PREFIXES
     return first not in _TIGHT_TAGS or _is_tight(folded, m)
 
 
@@ -334,7 +481,11 @@ def _opens_like_structure(folded: str, *, through_escapes: bool) -> bool:
         core = core.lstrip(ESCAPE_MARK)
     if not core:
         return False
-    return _STRUCTURE_START.match(core) is not None or _FIGURE.search(core) is not None
+    return (
+        _STRUCTURE_START.match(core) is not None
+        or _FIGURE.search(core) is not None
+        or _is_prompt_header(core)
+    )
 
 
 def _fold_line(line: str) -> tuple[str, list[int]]:
@@ -695,7 +846,7 @@ def render_recall_block(
             text = neutralize(shown)
             if was_cut:
                 text += f"\n[CUT: this item has {len(item.text):,} chars; the first {len(shown):,} are shown]"
-        part = f"## Recalled item {number} of {len(items)} · {source}\n{text}"
+        part = f"{RECALL_HEADER.format(number=number, total=len(items), source=source)}\n{text}"
         if parts and size + len(part) > max_chars:
             parts.append(f"[NOT SHOWN: {len(items) - number + 1:,} more recalled items]")
             break
@@ -768,7 +919,7 @@ def render_summary(text: str, *, covered: int, max_chars: int = SUMMARY_CHARS) -
     """The `<conversation_summary>` block that stands for `covered` older messages after a
     compaction: the model's summary, neutralised (it may quote files and tool output) and bounded."""
     shown, was_cut = cut(text.strip(), max_chars)
-    body = f"## Summary of {covered:,} earlier messages\n{neutralize(shown)}"
+    body = f"{SUMMARY_HEADER.format(covered=covered)}\n{neutralize(shown)}"
     if was_cut:
         body += f"\n[CUT: the summary had {len(text):,} chars; the first {len(shown):,} are kept]"
     return render_block(SUMMARY_TAG, SUMMARY_PREAMBLE, body)

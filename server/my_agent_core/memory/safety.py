@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import ahocorasick
@@ -27,12 +28,23 @@ from my_agent_core.memory.normalize import fold, fold_map, original_span
 from my_agent_core.memory.safety_rules import PROMPTWARE, RULES, Rule
 from my_agent_core.memory.safety_views import disguised_issues
 
-__all__ = ["SafetyIssue", "describe", "hidden_spans", "is_safe", "scan", "strip_invisible"]
+__all__ = [
+    "INVISIBLE_RULES",
+    "RULE_IDS",
+    "SafetyIssue",
+    "describe",
+    "describe_finding",
+    "hidden_spans",
+    "is_safe",
+    "scan",
+    "strip_invisible",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class SafetyIssue:
-    """One finding at `[start, end)` of the original text.
+    """One finding at `[start, end)` of the original text, made by the rule named `rule` (an id of
+    `RULE_IDS`, shown in refusals and diagnostics so a false positive can be traced to its rule).
 
     `kind`: injection, exfiltration, concealment, execution, persistence or invisible.
     """
@@ -41,9 +53,16 @@ class SafetyIssue:
     message: str
     start: int
     end: int
+    rule: str = ""
 
 
 # --- hidden characters ----------------------------------------------------------------------------
+
+#: The ids of the hidden-character checks (they are not phrase rules): one character, a run, tags.
+INVISIBLE_CHAR = "invisible-character"
+INVISIBLE_RUN = "invisible-run"
+INVISIBLE_TAGS = "invisible-tag-characters"
+INVISIBLE_RULES = (INVISIBLE_CHAR, INVISIBLE_RUN, INVISIBLE_TAGS)
 
 _CANDIDATES = re.compile(
     "[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u202a-\u202e\u2066-\u2069"
@@ -174,7 +193,11 @@ def _tag_run_issue(text: str, start: int, end: int) -> SafetyIssue | None:
     if start > 0 and text[start - 1] == "\U0001f3f4" and text[end - 1] == "\U000e007f":
         return None
     return SafetyIssue(
-        "invisible", "contains invisible Unicode tag characters (hidden text)", start, end
+        "invisible",
+        "contains invisible Unicode tag characters (hidden text)",
+        start,
+        end,
+        INVISIBLE_TAGS,
     )
 
 
@@ -192,10 +215,10 @@ def _invisible_issues(text: str) -> list[SafetyIssue]:
                 if not _single_is_legitimate(text, s):
                     ch = text[s]
                     message = f"contains an invisible character U+{ord(ch):04X} ({_name(ch)})"
-                    issues.append(SafetyIssue("invisible", message, s, e))
+                    issues.append(SafetyIssue("invisible", message, s, e, INVISIBLE_CHAR))
             elif not _run_is_legitimate(text, s, e):
                 message = f"contains a run of {e - s} invisible characters (hidden data)"
-                issues.append(SafetyIssue("invisible", message, s, e))
+                issues.append(SafetyIssue("invisible", message, s, e, INVISIBLE_RUN))
     return issues
 
 
@@ -203,6 +226,9 @@ def _invisible_issues(text: str) -> list[SafetyIssue]:
 
 _NEGATION = re.compile(r"\b(?:never|not|n't|dont|avoid|no|nor)\s+(?:(?!forget\b|fail\b)\w+\s+)?$")
 _ALL_RULES: tuple[Rule, ...] = RULES + PROMPTWARE
+_BY_ID: dict[str, Rule] = {rule.id: rule for rule in _ALL_RULES}
+#: Every rule's id: the phrase rules, then the hidden-character checks.
+RULE_IDS: tuple[str, ...] = (*_BY_ID, *INVISIBLE_RULES)
 # Below this size a text is searched whole: windows would cost more than they save.
 _WINDOWED_FROM = 4096
 
@@ -306,7 +332,7 @@ def phrase_issues(text: str, *, gate: bool = True) -> list[SafetyIssue]:
         for s, e, in_folded in spans:
             start, end = original_span(offsets, s, e) if in_folded else (s, e)
             if end > start:
-                issues.append(SafetyIssue(rule.kind, rule.message, start, end))
+                issues.append(SafetyIssue(rule.kind, rule.message, start, end, rule.id))
     return issues
 
 
@@ -317,12 +343,14 @@ def scan(text: str) -> list[SafetyIssue]:
     """Every unsafe span in `text`, in order of position (offsets into `text`): hidden characters,
     the phrase rules, and the phrase rules on the text's disguises decoded (`safety_views`)."""
     issues = set(_invisible_issues(text)) | set(phrase_issues(text))
-    issues.update(SafetyIssue(*found) for found in disguised_issues(text, _phrase_tuples))
-    return sorted(issues, key=lambda i: (i.start, i.end, i.kind, i.message))
+    for rule_id, start, end in disguised_issues(text, _phrase_spans):
+        rule = _BY_ID[rule_id]
+        issues.add(SafetyIssue(rule.kind, rule.message, start, end, rule_id))
+    return sorted(issues, key=lambda i: (i.start, i.end, i.kind, i.message, i.rule))
 
 
-def _phrase_tuples(view: str) -> list[tuple[str, str, int, int]]:
-    return [(i.kind, i.message, i.start, i.end) for i in phrase_issues(view)]
+def _phrase_spans(view: str) -> list[tuple[str, int, int]]:
+    return [(i.rule, i.start, i.end) for i in phrase_issues(view)]
 
 
 def is_safe(text: str) -> bool:
@@ -334,11 +362,15 @@ _DESCRIBED = 4
 
 
 def describe(issues: list[SafetyIssue]) -> str:
-    """A short, non-quoting summary of what was found (safe to show to the model)."""
-    seen: list[str] = []
+    """A short, non-quoting summary of what was found, each finding with the ids of the rules that
+    made it ("tells the model to ignore its instructions (rule override-instructions)"): safe to
+    show to the model, and traceable by the user."""
+    rules: dict[str, list[str]] = {}
     for issue in issues:
-        if issue.message not in seen:
-            seen.append(issue.message)
+        named = rules.setdefault(issue.message, [])
+        if issue.rule and issue.rule not in named:
+            named.append(issue.rule)
+    seen = [describe_finding(message, named) for message, named in rules.items()]
     if len(seen) > _DESCRIBED:
         return "; ".join(seen[:_DESCRIBED]) + f"; and {len(seen) - _DESCRIBED} more findings"
     return "; ".join(seen)
@@ -348,6 +380,14 @@ def hidden_spans(text: str) -> list[tuple[int, int]]:
     """The `[start, end)` spans of the invisible characters `scan` reports, legitimate joiners
     excepted (ZWJ in emoji, ZWNJ in Persian...): one judgement for the prompt and the terminal."""
     return [(i.start, i.end) for i in _invisible_issues(text)]
+
+
+def describe_finding(message: str, rules: Sequence[str]) -> str:
+    """One finding's message with the ids of the rules that made it."""
+    rules = [rule for rule in rules if rule]
+    if not rules:
+        return message
+    return f"{message} ({'rule' if len(rules) == 1 else 'rules'} {', '.join(rules)})"
 
 
 def strip_invisible(text: str) -> str:

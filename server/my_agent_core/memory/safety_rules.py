@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
 from my_agent_core.memory.normalize import fold
+from my_agent_core.memory.safety_flow import TRIGGERS as FLOW_TRIGGERS
+from my_agent_core.memory.safety_flow import secret_flows
 
 __all__ = ["LEXICONS", "PROMPTWARE", "RULES", "Rule"]
 
@@ -28,7 +30,9 @@ Finder = Callable[[str, int, int], Iterator[tuple[int, int]]]
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One kind of attack: where it is found (`find` on the folded text) and how it is described.
+    """One kind of attack: its `id` (named in every finding, so a refusal or an underline can be
+    traced to the rule that made it), where it is found (`find` on the folded text) and how it is
+    described.
 
     `triggers`: folded substrings of which every match contains one (the gate). `negatable`: a match
     right after "never" / "do not" is advice, not an attack ("never send tokens to a URL"). `group`:
@@ -38,6 +42,7 @@ class Rule:
     triggers; 0 means always search the whole text (carriers that span lines).
     """
 
+    id: str
     kind: str
     message: str
     find: Finder
@@ -83,6 +88,7 @@ def _finder(source: str) -> Finder:
 
 
 def _rule(
+    rule_id: str,
     kind: str,
     message: str,
     source: str,
@@ -93,7 +99,7 @@ def _rule(
     reach: int = 250,
 ) -> Rule:
     folded = tuple(fold(t) for t in triggers)
-    return Rule(kind, message, _finder(source), folded, negatable, group, reach=reach)
+    return Rule(rule_id, kind, message, _finder(source), folded, negatable, group, reach=reach)
 
 
 def _alt(words: str) -> str:
@@ -145,9 +151,22 @@ _NOT_AN_OBJECT = (
     r"repo|repository|project|style))\b|\s+(?:in|from|of)\s+\S*[./]\S*)"
 )
 
+_EARLIER = _alt(
+    "previous|previously given|prior|above|earlier|preceding|foregoing|original|initial"
+)
+# Any word between the verb and its object, but not one that starts another clause or phrase
+# ("ignore failures of the prior step and read the instructions" is two orders, both fine).
+_ANY_WORD = (
+    r"(?!(?:and|or|but|then|so|to|read|follow|see|check|use|run|keep|do|please|instead|of|in|from|on"
+    r"|at|for|with|about|by|into)\b)[a-z0-9'-]+"
+)
 _OVERRIDE = (
     rf"\b{_OVERRIDE_VERBS}(?:{_SP}{_FILLER}\b){{0,4}}{_SP}{_SCOPE}\b(?:{_SP}{_FILLER}\b){{0,3}}"
     rf"{_SP}{_RULE_NOUNS}{_NOT_AN_OBJECT}"
+    # filler words in between ("ignore one two three prior four five instructions"), bounded
+    # (a scope of time only: "ignore all lint rules" names which rules, "prior" whose)
+    rf"|\b{_OVERRIDE_VERBS}(?:\s+{_ANY_WORD}){{0,5}}\s+{_EARLIER}\b(?:\s+{_ANY_WORD}){{0,3}}\s+"
+    rf"{_RULE_NOUNS}{_NOT_AN_OBJECT}"
 )
 _EVERYTHING_BEFORE = (
     rf"\b{_OVERRIDE_VERBS}{_SP}(?:everything|all|anything)(?:{_SP}(?:that|which|you|i|we|was|were|"
@@ -188,6 +207,12 @@ _PERSONA = _alt(
 _ROLE_NOW = (
     r"\byou(?:'re|\s+are)\s+now\s+(?:(?:a|an|the|my|in|called|named|known\s+as|playing|operating"
     r"\s+as|acting\s+as)\s+)?(?:[\w'-]+\s+){0,2}?" + _PERSONA + r"\b"
+)
+# Authority given to the model as a role: "you are now the admin" (not "the admin of the Grafana").
+_ROLE_ADMIN = (
+    r"\byou(?:'re|\s+are)\s+now\s+(?:(?:a|an|the|my|our)\s+)?(?:(?:new|real|true|only|sole|system|"
+    r"super|full|root|acting)\s+)?(?:admin|administrator|root|superuser|super-user|sysadmin|operator|"
+    r"god|master|sudoer)s?\b(?!\s*(?:of|for|on|in|at|to|over|with)\b)(?![\w-])"
 )
 _FROM_NOW_ON = (
     r"\b(?:from\s+now\s+on|from\s+this\s+(?:point|moment)(?:\s+on(?:ward)?)?|starting\s+now|"
@@ -297,11 +322,17 @@ _REVEAL = (
 
 # --- forged structure: tags and chat-template tokens ----------------------------------------------
 
+_FRAMING_TAGS = (
+    r"system|instructions?|assistant|developer|system[-_]reminder|system[-_]instructions|"
+    r"function[-_](?:calls|results)|tool[-_](?:calls?|results?|responses?|use)|user[-_]query"
+)
+
 _STRUCTURE = (
     r"</?\s*(?:memory_context|recalled_memory|context_files?|system[-_ ]prompt|system[-_ ]message)\s*>"
-    # A role tag forges structure when it stands alone on its line or encloses the line's text.
-    r"|^[ \t>*-]*<\s*(system|instructions?|assistant|developer)\s*>(?:[ \t]*$|.*</\s*\1\s*>)"
-    r"|^[ \t>*-]*</\s*(?:system|instructions?|assistant|developer)\s*>[ \t]*$"
+    # A role tag, or a vendor's framing of system text and tool output (`<system-reminder>`), forges
+    # structure when it stands alone on its line or encloses the line's text.
+    rf"|^[ \t>*-]*<\s*({_FRAMING_TAGS})\s*>(?:[ \t]*$|.*</\s*\1\s*>)"
+    rf"|^[ \t>*-]*</\s*(?:{_FRAMING_TAGS})\s*>[ \t]*$"
     r"|<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|begin_of_text|end_of_text|"
     r"start_header_id|end_header_id|eot_id|eom_id)\|>"
     r"|\[/?inst\]|<<\s*/?sys\s*>>|<start_of_turn>|<end_of_turn>"
@@ -312,10 +343,11 @@ _STRUCTURE = (
 # --- hidden carriers ------------------------------------------------------------------------------
 
 # Words of an instruction to the model ("prettier-ignore" is a tool's marker, not one of them).
+# `_` separates words here (`<!-- ignore_rules -->`, `<!-- system_prompt: replace -->`); `-` joins them.
 _ADDRESSES_MODEL = re.compile(
-    r"(?<![\w-])(?:you|your|assistant|ai|model|agent|llm|claude|gpt|chatgpt|copilot|instructions?|"
+    r"(?<![a-z0-9-])(?:you|your|assistant|ai|model|agent|llm|claude|gpt|chatgpt|copilot|instructions?|"
     r"system|ignore|disregard|execute|obey|reveal|secret|confidential|prompt|pretend|must|never|"
-    r"always)(?![\w-])"
+    r"always)(?![a-z0-9-])"
 )
 _MD_COMMENT = re.compile(r"\[//\]:[ \t]*#[ \t]*([(\"'])")
 _MD_CLOSER = {"(": ")", '"': '"', "'": "'"}
@@ -450,6 +482,55 @@ _EXFIL_CONVERSATION = (
     rf"|\b{_SHOW}\b{_GAP}\b{_CONVERSATION}\b{_GAP60}\b(?:in|into|to|as)\s+(?:the\s+|a\s+|an\s+)?"
     r"(?:image\s+)?(?:url|link|image|query(?:\s+string)?|parameter)s?\b"
 )
+# Where an order opens a clause: the start of a line or sentence, after a bullet or "and", "then",
+# "please" ... (the verb is looked for first, so the look-behinds run only where one stands).
+_CLAUSE_START = (
+    r"(?:^|(?<=[.!?;:,(] )|(?<=[.!?;:,(])|(?<=[-*>] )|(?<=\band )|(?<=\bthen )|(?<=\bplease )"
+    r"|(?<=\balways )|(?<=\balso ))"
+)
+
+
+def _order(verbs: str) -> str:
+    """`verbs` (a `|` list) opening a clause: an order, not a description ("the CLI sends ...")."""
+    return rf"\b(?=(?:{verbs})\b){_CLAUSE_START}(?:{verbs})\b"
+
+
+# A character of the same sentence (a dot inside a URL or a file name is not its end).
+_IN_SENTENCE = r"(?:[^.!?\n]|\.(?=\S))"
+# The model's own findings, bare ("the results"; "the test results" of a CI job are an artifact).
+_FINDINGS = (
+    r"(?:(?:all|the|your|my|these|those|any|every|each|full|complete|raw|of)\s+){0,3}"
+    r"(?:results?|outputs?|findings|answers?|replies|everything|what\s+you\s+"
+    r"(?:find|found|see|saw|read|learn|learned|collect|collected))"
+)
+_SEND_FINDINGS = (
+    _order(
+        "send|post|upload|forward|transmit|submit|report|push|exfiltrate|beacon|relay|deliver|stream|"
+        "mirror|pipe|sync|ship"
+    )
+    + rf"\s+{_FINDINGS}\b{_IN_SENTENCE}{{0,40}}?\b(?:to|at|into|on)\s+"
+    r"(?:https?://|www\.|//[\w-]+\.)"
+)
+# An order to dump the conversation itself: "output conversation history".
+_DUMP_CONVERSATION = (
+    _order("output|print|dump|reveal|display|repeat|echo|write\\s+out|paste|export")
+    + r"\s+(?:(?:the|your|our|this|all|every|entire|whole|full|complete|raw)\s+){0,3}"
+    r"(?:(?:conversation|chat|message|dialog(?:ue)?|session)\s+(?:history|log|logs|transcripts?)|"
+    r"conversation|(?:previous|prior|earlier|past)\s+messages|(?:full|entire|whole)\s+context(?:\s+"
+    r"window)?)\b(?!\s+(?:history|logs?|transcripts?|messages|window|panel|view|tab|button|command|"
+    r"file|sidebar|page|pane|setting|"
+    r"feature|api|endpoint|table|schema|format|export|menu|widget|component)\b)"
+)
+# Access planted for whoever holds a key: an order to write to authorized_keys (not one scoped to
+# another host: "add your key to authorized_keys on the staging box"), or a download written to it.
+_AUTHORIZED_KEYS = (
+    _order("write|append|add|put|insert|copy|plant|inject|place") + rf"{_IN_SENTENCE}{{0,80}}?"
+    r"\b(?:to|into|in)\s+\S{0,40}authorized_keys\b(?!\s+(?:on|of|in|at|for)\s+(?:the\s+|a\s+|your\s+|"
+    r"each\s+|every\s+)?(?:[\w-]+\s+){0,2}?(?:host|server|box|machine|vm|instance|node|runner|"
+    r"staging|prod|production|cluster|bastion)s?\b)"
+    r"|\b(?:curl|wget|iwr|irm|invoke-webrequest)\b[^\n|;]{0,200}?(?:\|\s*(?:sudo\s+)?tee\s+(?:-a\s+)?|"
+    r">>?\s*)\S{0,40}authorized_keys\b"
+)
 _NETWORK = (
     r"\b(?:curl|wget|nc|ncat|netcat|socat|invoke-webrequest|invoke-restmethod|iwr|irm|httpie|xh)\b"
 )
@@ -478,7 +559,7 @@ _EXFIL_COMMAND = (
 
 # Markdown images load by themselves: data in their URL leaves with no click.
 _MD_IMAGE = re.compile(
-    r"!\[[^\]\n]*\]\(\s*<?(?P<url>https?://[^\s)>]+)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)"
+    r"!\[[^\]\n]*\]\(\s*<?(?P<url>(?:https?:)?//[^\s)>]+)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?\s*\)"
 )
 _MD_REF_IMAGE = re.compile(r"!\[(?P<alt>[^\]\n]*)\](?:\[(?P<label>[^\]\n]*)\])?(?!\()")
 _MD_REF_DEF = re.compile(
@@ -634,6 +715,11 @@ _PW_REGISTER = (
     r"yourself|sign\s+in)\b[^.\n]{0,40}?\b(?:with|to|at|on)\b[^.\n]{0,40}?(?:https?://|\bc2\b|command"
     r"\s+(?:and|&)\s+control|\bcontrol\s+server|\bcontroller\b|the\s+(?:server|hub|master|mothership|"
     r"swarm|botnet|handler|operator))"
+    # the agent itself joining a network: "register as a node", "connect to the network"
+    r"|\b(?:register|enroll|join)\s+(?:yourself\s+)?as\s+(?:a\s+|an\s+)?(?:new\s+)?(?:node|agent|worker|"
+    r"bot|peer|member|implant|drone)\b"
+    r"|\b(?:connect|join|link)\s+(?:yourself\s+)?(?:to\s+)?the\s+(?:network|swarm|botnet|hive|collective|"
+    r"mesh)\b"
 )
 _PW_TASKING = (
     r"\b(?:poll|fetch|get|retrieve|download|pull|check|read|receive|await|wait\s+for|ask)\b[^.\n]{0,30}?"
@@ -651,9 +737,11 @@ _PW_RECON = (
 _PW_AWAIT = (
     r"\b(?:await|wait\s+for|take|receive|accept)\s+(?:your\s+|new\s+|further\s+|the\s+next\s+)?(?:orders|"
     r"tasking)\b"
+    r"|\b(?:perform|execute|carry\s+out|complete|run|do)\s+(?:the\s+|any\s+|all\s+)?tasking\b"
+    r"|\btasking\s+(?:received|assigned|sent)\b"
 )
 _PW_RENAME = (
-    r"\b(?:your\s+(?:new\s+)?name\s+is|call\s+yourself|rename\s+yourself|refer\s+to\s+yourself\s+as|"
+    r"\b(?:your\s+(?:new\s+)?name\s+is|call\s+yourself|rename\s+yourself|name\s+yourself|refer\s+to\s+yourself\s+as|"
     r"(?:you\s+are|you're)\s+(?:now\s+)?(?:called|named|known\s+as)|identify\s+(?:yourself\s+)?as|"
     r"introduce\s+yourself\s+as|adopt\s+the\s+(?:name|identity|persona))\b"
 )
@@ -667,6 +755,10 @@ _PW_NO_DISK = (
     r"(?:\w+\s+){0,3}?in\s+(?:memory|ram)(?:\s+only)?\b"
     r"|\b(?:run|work|operate|execute|live|stay)\s+(?:\w+\s+){0,2}?(?:from|in)\s+(?:memory|ram)\s+only\b"
     r"|\bfileless\b"
+    # "never create a script that gets written to disk", "only use one-liners"
+    r"|\b(?:never|do\s+not|don't)\s+(?:ever\s+)?(?:create|write|save|make)\b[^.\n]{0,40}?\b(?:written|"
+    r"saved|stored|kept)\s+(?:to|on)\s+(?:the\s+)?disk\b"
+    r"|\bonly\s+(?:ever\s+)?use\s+one[\s-]?liners?\b"
 )
 # Cover the tracks: the model's own logs, or history cleared after running something.
 _PW_COVER = (
@@ -1408,6 +1500,11 @@ _ANY_SECRET = (
     r"api[\s_-]?keys?|(?<![a-z0-9])[a-z0-9]+(?:_[a-z0-9]+)*_(?:key|token|secret|password|passwd|pat)s?\b|"
     r"tokens?|secrets?|credentials|cookies"
 )
+# What an installation or setup guide is about, in the languages of the lexicons.
+_SETUP_WORDS = (
+    r"(?:instala|installa|install|einricht|setup|configura|konfigur|установ|настро|安装|配置|"
+    r"インストール|セットアップ|설치)"
+)
 # One clause of a language (CJK clauses end on their own punctuation).
 _CLAUSE = r"[^\n;!?。！？；]{0,50}?"
 
@@ -1424,7 +1521,9 @@ def _lang_rules(lex: _Lexicon) -> tuple[str, str, str, str]:
     send, include, replies = words(lex.send), words(lex.include), words(lex.replies)
     secret = rf"(?:{words(lex.secrets)}|{_ANY_SECRET})"
     near = r"[^\n;.!?。！？；]{0,20}?"
-    orders = rf"(?:{execute}{near}{commands}|{commands}{near}{execute})"
+    # "siga as instruções de instalação" follows a guide, not orders (a near miss in every language)
+    guide = rf"(?!{near}{_SETUP_WORDS})"
+    orders = rf"(?:{execute}{near}{commands}{guide}|{commands}{near}{execute})"
     retrieve = words(lex.retrieve)
     if lex.spaced:
         # "fetch <url> ... execute the commands", "execute the commands from <url>",
@@ -1474,24 +1573,30 @@ def _lang_rule_set() -> tuple[Rule, ...]:
     tasking = "takes orders from a remote server (command and control)"
     exfil = "tells the model to send secrets somewhere"
     rules: list[Rule] = []
-    for lex in LEXICONS.values():
+    for code, lex in LEXICONS.items():
         pattern_tasking, pattern_exfil, pattern_shown, pattern_sent_on = _lang_rules(lex)
         # The send-it-on rule is gated on its verbs alone ("envíala", "schicke" of "schicke ihn"):
         # a secret is searched for only where one of them stands.
         sent_on_verbs = "|".join(dict.fromkeys(p.split(" ")[0] for p in _t(lex.send_it)))
-        for kind, message, source, triggers in (
-            ("injection", tasking, pattern_tasking, lex.commands),
-            ("exfiltration", exfil, pattern_exfil, lex.send),
+        for name, kind, message, source, triggers in (
+            ("tasking", "injection", tasking, pattern_tasking, lex.commands),
+            ("exfil-send", "exfiltration", exfil, pattern_exfil, lex.send),
             # Gated on the rarer word: spaced languages' short verbs occur inside English words
             # ("pon" in "response"), CJK replies ("回答") in everyday preferences.
-            ("exfiltration", exfil, pattern_shown, lex.reply_nouns if lex.spaced else lex.include),
-            ("exfiltration", exfil, pattern_sent_on, sent_on_verbs),
+            (
+                "exfil-in-replies",
+                "exfiltration",
+                exfil,
+                pattern_shown,
+                lex.reply_nouns if lex.spaced else lex.include,
+            ),
+            ("exfil-send-it-on", "exfiltration", exfil, pattern_sent_on, sent_on_verbs),
         ):
             if not source:
                 continue
             find = _unless_negated(source, lex.negation, spaced=lex.spaced)
             folded = tuple(fold(t) for t in _t(triggers))
-            rules.append(Rule(kind, message, find, folded, reach=300))
+            rules.append(Rule(f"{code}-{name}", kind, message, find, folded, reach=300))
     return tuple(rules)
 
 
@@ -1560,8 +1665,9 @@ def _rules() -> tuple[Rule, ...]:
     )
     override_verbs += ("obey",)
     return (
-        _rule("injection", override, _OVERRIDE, (*override_verbs, "mind")),
+        _rule("override-instructions", "injection", override, _OVERRIDE, (*override_verbs, "mind")),
         _rule(
+            "override-everything-before",
             "injection",
             override,
             "|".join((_EVERYTHING_BEFORE, _THE_ABOVE, _FORGET_TOLD)),
@@ -1570,24 +1676,33 @@ def _rules() -> tuple[Rule, ...]:
                 "foregoing|told|instructed|given|forget"
             ),
         ),
-        _rule("injection", override, _GIVEN_TO_YOU + "|" + _VOID, _RULE_NOUN_TRIGGERS),
         _rule(
+            "override-given-or-void",
+            "injection",
+            override,
+            _GIVEN_TO_YOU + "|" + _VOID,
+            _RULE_NOUN_TRIGGERS,
+        ),
+        _rule(
+            "role-you-are-now",
             "injection",
             role,
-            _ROLE_NOW + "|" + _FROM_NOW_ON + "|" + _NO_LONGER + "|" + _ACT_AS,
+            "|".join((_ROLE_NOW, _ROLE_ADMIN, _FROM_NOW_ON, _NO_LONGER, _ACT_AS)),
             _t(
                 "now|from this|henceforth|hereafter|going forward|no longer|not|your new|"
                 "your true|your real|act|behave|respond|answer|pretend|roleplay|role-play"
             ),
         ),
-        _rule("injection", role, _MODES, ("mode", "do anything now")),
+        _rule("role-mode", "injection", role, _MODES, ("mode", "do anything now")),
         _rule(
+            "safety-no-limits",
             "injection",
             safety,
             "|".join((_NO_LIMITS, _UNRESTRICTED, _WITH_NO_LIMITS)),
             (*_LIMIT_TRIGGERS, "uncensored", "unfiltered", "jailbroken", "unaligned", "amoral"),
         ),
         _rule(
+            "system-prompt-override-or-reveal",
             "injection",
             system,
             _SYSTEM_OVERRIDE + "|" + _REVEAL,
@@ -1597,12 +1712,17 @@ def _rules() -> tuple[Rule, ...]:
             ),
         ),
         _rule(
+            "structure-prompt-boundary",
             "injection",
             "fakes a prompt boundary or a chat-template token",
             _STRUCTURE,
-            ("sys", "instruction", "memory", "context", "prompt", "<|", "inst]", "_of_turn"),
+            (
+                *("sys", "instruction", "memory", "context", "prompt", "<|", "inst]", "_of_turn"),
+                *("function", "tool", "user_query", "user-query", "assistant", "developer"),
+            ),
         ),
         Rule(
+            "carrier-comment",
             "injection",
             "hides instructions in a comment",
             _hidden_comments,
@@ -1610,6 +1730,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=0,
         ),
         Rule(
+            "carrier-hidden-element",
             "injection",
             "hides text in an invisible HTML element",
             _hidden_elements,
@@ -1617,6 +1738,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=0,
         ),
         _rule(
+            "exfil-send-secrets",
             "exfiltration",
             exfil,
             _EXFIL_SECRETS,
@@ -1627,6 +1749,7 @@ def _rules() -> tuple[Rule, ...]:
             negatable=True,
         ),
         _rule(
+            "exfil-secrets-in-replies",
             "exfiltration",
             exfil,
             _EXFIL_IN_REPLIES,
@@ -1634,6 +1757,7 @@ def _rules() -> tuple[Rule, ...]:
             negatable=True,
         ),
         _rule(
+            "exfil-conversation",
             "exfiltration",
             exfil_chat,
             _EXFIL_CONVERSATION,
@@ -1641,6 +1765,26 @@ def _rules() -> tuple[Rule, ...]:
             negatable=True,
         ),
         _rule(
+            "exfil-send-findings",
+            "exfiltration",
+            "tells the model to send its results to a URL",
+            _SEND_FINDINGS,
+            _t(
+                "send|post|upload|forward|transmit|submit|report|push|exfiltrate|beacon|relay|"
+                "deliver|stream|mirror|pipe|sync|ship"
+            ),
+            negatable=True,
+        ),
+        _rule(
+            "exfil-conversation-dump",
+            "exfiltration",
+            exfil_chat,
+            _DUMP_CONVERSATION,
+            _t("conversation|chat|message|dialog|session|context"),
+            negatable=True,
+        ),
+        _rule(
+            "exfil-network-command",
             "exfiltration",
             "ships secrets or the environment out in a network command",
             _EXFIL_COMMAND,
@@ -1648,14 +1792,24 @@ def _rules() -> tuple[Rule, ...]:
             reach=600,
         ),
         Rule(
+            "exfil-data-url",
             "exfiltration",
             "builds a URL that carries data out (an image or link with a placeholder)",
             _data_urls,
-            ("![", "http"),
+            ("![", "http", "//"),
             on_original=True,
             reach=0,
         ),
+        Rule(
+            "exfil-secret-value-flow",
+            "exfiltration",
+            "sends a secret's value out: a network command, URL or image carries it",
+            secret_flows,
+            tuple(fold(t) for t in FLOW_TRIGGERS),
+            reach=1024,  # a statement reaches at most 768 characters past its value
+        ),
         _rule(
+            "conceal-from-user",
             "concealment",
             conceal,
             _CONCEAL,
@@ -1665,6 +1819,7 @@ def _rules() -> tuple[Rule, ...]:
             ),
         ),
         _rule(
+            "exec-obfuscated-payload",
             "execution",
             "runs an obfuscated payload",
             _EXECUTION,
@@ -1672,6 +1827,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=500,
         ),
         _rule(
+            "persist-hook-or-key",
             "persistence",
             "plants a remote download or a key where it runs or lets in every time",
             _PERSISTENCE,
@@ -1679,6 +1835,15 @@ def _rules() -> tuple[Rule, ...]:
             reach=1400,  # a key may stand up to 1,000 characters from authorized_keys
         ),
         _rule(
+            "persist-authorized-keys",
+            "persistence",
+            "plants a remote download or a key where it runs or lets in every time",
+            _AUTHORIZED_KEYS,
+            ("authorized_keys",),
+            negatable=True,
+        ),
+        _rule(
+            "exec-hidden-download",
             "execution",
             "runs downloaded code without the user",
             _HIDDEN_RUN,
@@ -1686,6 +1851,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=500,
         ),
         _rule(
+            "c2-tasking",
             "injection",
             "takes orders from a remote server (command and control)",
             _C2_TASKING,
@@ -1697,6 +1863,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=500,
         ),
         Rule(
+            "c2-remote-tasking",
             "injection",
             "takes orders from a remote server (command and control)",
             _remote_tasking,
@@ -1704,6 +1871,7 @@ def _rules() -> tuple[Rule, ...]:
             reach=500,
         ),
         _rule(
+            "safety-policy-off",
             "injection",
             safety,
             _POLICY_OFF + "|" + _NO_REFUSALS,
@@ -1713,6 +1881,7 @@ def _rules() -> tuple[Rule, ...]:
             ),
         ),
         _rule(
+            "authority-self-ranked",
             "injection",
             authority,
             _SELF_RANKED,
@@ -1720,20 +1889,29 @@ def _rules() -> tuple[Rule, ...]:
             negatable=True,
         ),
         _rule(
+            "authority-ranked-over",
             "injection",
             authority,
             _RANKED_OVER,
             _t("over|above|ahead|instead|rather"),
             negatable=True,
         ),
-        _rule("injection", authority, _OTHER_SELF_RANKED, _OTHER_SELF_RANKED_TRIGGERS),
         _rule(
+            "authority-self-ranked-other",
+            "injection",
+            authority,
+            _OTHER_SELF_RANKED,
+            _OTHER_SELF_RANKED_TRIGGERS,
+        ),
+        _rule(
+            "orders-of-the-note",
             "injection",
             own_orders,
             _NOTE_ORDERS,
             _t("note|entr|memo"),  # every match names the note: "this note", "these entries"
         ),
         _rule(
+            "orders-of-the-note-other",
             "injection",
             own_orders,
             _OTHER_NOTE_ORDERS,
@@ -1743,9 +1921,10 @@ def _rules() -> tuple[Rule, ...]:
                 "seulement"
             ),
         ),
-        _rule("concealment", conceal, _HIDE_NOTE, _HIDE_NOTE_TRIGGERS),
-        _rule("concealment", conceal, _COVER_STORY, _COVER_STORY_TRIGGERS),
+        _rule("conceal-the-note", "concealment", conceal, _HIDE_NOTE, _HIDE_NOTE_TRIGGERS),
+        _rule("conceal-cover-story", "concealment", conceal, _COVER_STORY, _COVER_STORY_TRIGGERS),
         _rule(
+            "unchecked-actions",
             "injection",
             "tells the model to act without the user's confirmation",
             _UNCHECKED,
@@ -1753,30 +1932,35 @@ def _rules() -> tuple[Rule, ...]:
             negatable=True,
         ),
         _rule(
+            "authority-tag",
             "injection",
             "forges an authority tag or header (system, operator, admin)",
             _AUTHORITY_TAG,
             ("<",),  # every match opens with it
         ),
         _rule(
+            "authority-header",
             "injection",
             "forges an authority tag or header (system, operator, admin)",
             _AUTHORITY_HEADER,
             _AUTHORITY_HEADER_TRIGGERS,
         ),
         _rule(
+            "c2-register-self",
             "injection",
             "takes orders from a remote server (command and control)",
             _REGISTER_SELF,
             _t("register|enrol|sign up|sign-up|check in|check-in|report in|announce|subscribe"),
         ),
         _rule(
+            "persist-no-trace",
             "persistence",
             "tells the model to leave no trace of what it does",
             _NO_TRACE,
             _t("trace|record|evidence|footprint"),
         ),
         Rule(
+            "structure-chat-turns",
             "injection",
             "forges a chat turn (a Human: or Assistant: line)",
             _forged_turns,
@@ -1784,20 +1968,23 @@ def _rules() -> tuple[Rule, ...]:
             reach=0,
         ),
         _rule(
+            "zh-override",
             "injection",
             override,
             _ZH_OVERRIDE,
             _t("忽略|无视|忘记|忘掉|忽视|不要理会|不用理会|别管|抛开|丢弃|放弃|不要遵|不再遵|跳过"),
         ),
         _rule(
+            "zh-role",
             "injection",
             role,
             _ZH_ROLE,
             _t("从现在|从今以后|今后|你现在是|你不再是|任何|模式|系统|初始指令|system"),
         ),
-        _rule("concealment", conceal, _ZH_CONCEAL, ("用户", "偷偷", "悄悄", "秘密")),
-        _rule("exfiltration", exfil, _ZH_EXFIL, ("把", "将")),
+        _rule("zh-conceal", "concealment", conceal, _ZH_CONCEAL, ("用户", "偷偷", "悄悄", "秘密")),
+        _rule("zh-exfil", "exfiltration", exfil, _ZH_EXFIL, ("把", "将")),
         _rule(
+            "ja-ko-override",
             "injection",
             override,
             _JA + "|" + _KO,
@@ -1805,6 +1992,7 @@ def _rules() -> tuple[Rule, ...]:
         ),
         # One rule per language, gated on words English text does not use.
         _rule(
+            "es-pt-it-override",
             "injection",
             override,
             _ES_PT_IT,
@@ -1814,12 +2002,14 @@ def _rules() -> tuple[Rule, ...]:
             ),
         ),
         _rule(
+            "fr-override",
             "injection",
             override,
             _FR,
             _t("precedentes|anterieures|ci-dessus|du systeme|initiales|oubli|a partir"),
         ),
         _rule(
+            "de-override",
             "injection",
             override,
             _DE,
@@ -1829,18 +2019,20 @@ def _rules() -> tuple[Rule, ...]:
             ),
         ),
         _rule(
+            "ru-override",
             "injection",
             override,
             _RU,
             _t("игнор|забуд|обращай|теперь|отныне|момента"),
         ),
         _rule(
+            "other-conceal",
             "concealment",
             conceal,
             _OTHER_CONCEAL,
             _t("usuario|utente|utilisateur|benutzer|nutzer|пользовател"),
         ),
-        _rule("injection", override, _AR_HI, _t("تجاهل|अनदेखा|नज़रअंदाज़|नजरअंदाज")),
+        _rule("ar-hi-override", "injection", override, _AR_HI, _t("تجاهل|अनदेखा|नज़रअंदाज़|नजरअंदाज")),
     )
 
 
@@ -1849,14 +2041,16 @@ RULES: tuple[Rule, ...] = _rules() + _lang_rule_set()
 # Weak signals of a promptware payload; two different ones in one text make it an attack.
 PROMPTWARE: tuple[Rule, ...] = tuple(
     _rule(
+        f"c2-signal-{name}",
         "injection",
         "reads like a command-and-control payload (register, take tasking, rename, avoid disk)",
         source,
         triggers,
         group="promptware",
     )
-    for source, triggers in (
+    for name, source, triggers in (
         (
+            "register",
             _PW_REGISTER,
             (
                 "register",
@@ -1868,9 +2062,13 @@ PROMPTWARE: tuple[Rule, ...] = tuple(
                 "heartbeat",
                 "announce",
                 "sign in",
+                "join",
+                "connect",
+                "link",
             ),
         ),
         (
+            "tasking",
             _PW_TASKING,
             (
                 "task",
@@ -1884,6 +2082,7 @@ PROMPTWARE: tuple[Rule, ...] = tuple(
             ),
         ),
         (
+            "rename",
             _PW_RENAME,
             (
                 "name",
@@ -1896,20 +2095,22 @@ PROMPTWARE: tuple[Rule, ...] = tuple(
                 "adopt the",
             ),
         ),
-        (_PW_NO_DISK, ("disk", "memory", "ram", "fileless")),
+        ("no-disk", _PW_NO_DISK, ("disk", "memory", "ram", "fileless", "liner")),
         (
+            "cover-tracks",
             _PW_COVER,
             _t("leave|leaving|tracks|log|history|delete|erase|wipe|clear|remove|shred|purge"),
         ),
-        (_PW_EACH_SESSION, ("every", "each")),
-        (_PW_SWARM, ("swarm", "botnet", "network", "collective", "hive", "cluster")),
+        ("each-session", _PW_EACH_SESSION, ("every", "each")),
+        ("swarm", _PW_SWARM, ("swarm", "botnet", "network", "collective", "hive", "cluster")),
         (
+            "recon",
             _PW_RECON,
             _t(
                 "hostname|host name|host_name|username|user name|user_name|whoami|ip address|"
                 "ip_address|machine id|machine_id|mac address|mac_address"
             ),
         ),
-        (_PW_AWAIT, ("orders", "tasking")),
+        ("await-orders", _PW_AWAIT, ("orders", "tasking")),
     )
 )

@@ -1,6 +1,6 @@
 """Disguised text the phrase rules would read past: letters spelled out one by one, leetspeak, and
 base64. Each disguise is decoded into a view of the text that the same rules scan; a finding there is
-reported, with the rule's own message, on the disguise in the original.
+reported, with the rule's own id, on the disguise in the original.
 
 Decoding alone refuses nothing: "a b c d e f" squeezed, `k8s` read as "kbs" or a base64 key decoded
 are not attacks, and a view that reads as ordinary text gives no finding. Only a view in which a rule
@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterator
 
 __all__ = ["disguised_issues"]
 
-#: The phrase rules of safety.py: text -> [(kind, message, start, end)].
-Finder = Callable[[str], list[tuple[str, str, int, int]]]
+#: The phrase rules of safety.py: text -> [(rule id, start, end)].
+Found = tuple[str, int, int]
+Finder = Callable[[str], list[Found]]
 
 # --- letters spelled out: "i g n o r e  a l l", "i.g.n.o.r.e a.l.l" ---------------------------------
 
@@ -62,14 +63,14 @@ _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0
 _REACH = 400  # characters of context around a disguise that the rules see with it
 
 
-def disguised_issues(text: str, find: Finder) -> Iterator[tuple[str, str, int, int]]:
+def disguised_issues(text: str, find: Finder) -> Iterator[Found]:
     """Findings of `find` in the decoded views of `text`, on the spans of the disguises."""
     yield from _spelled_out(text, find)
     yield from _leetspeak(text, find)
     yield from _base64(text, find)
 
 
-def _spelled_out(text: str, find: Finder) -> Iterator[tuple[str, str, int, int]]:
+def _spelled_out(text: str, find: Finder) -> Iterator[Found]:
     if _SPELLED_GATE.search(text) is None:
         return
     runs = list(_SPELLED.finditer(text))
@@ -90,13 +91,13 @@ def _spelled_out(text: str, find: Finder) -> Iterator[tuple[str, str, int, int]]
         last = run.end()
     parts.append(text[last:])
     view = "".join(parts)
-    for kind, message, start, end in _find_near(view, [(vs, ve) for vs, ve, _, _ in spans], find):
+    for rule, start, end in _find_near(view, [(vs, ve) for vs, ve, _, _ in spans], find):
         hit = [(s, e) for vs, ve, s, e in spans if start < ve and vs < end]
         if hit:
-            yield kind, message, hit[0][0], hit[-1][1]
+            yield rule, hit[0][0], hit[-1][1]
 
 
-def _leetspeak(text: str, find: Finder) -> Iterator[tuple[str, str, int, int]]:
+def _leetspeak(text: str, find: Finder) -> Iterator[Found]:
     if _LEET_CHARS.search(text) is None or len(_LEET_GATE.findall(text)) < _LEET_WORDS_NEEDED:
         return
     changed: list[tuple[int, int]] = []
@@ -110,14 +111,12 @@ def _leetspeak(text: str, find: Finder) -> Iterator[tuple[str, str, int, int]]:
     view = _LEET_WORD.sub(read, text)  # the same length: spans in the view are spans in the text
     if len(changed) < _LEET_WORDS_NEEDED:
         return
-    for kind, message, start, end in _find_near(view, changed, find):
+    for rule, start, end in _find_near(view, changed, find):
         if any(start < e and s < end for s, e in changed):
-            yield kind, message, start, end
+            yield rule, start, end
 
 
-def _find_near(
-    view: str, spans: list[tuple[int, int]], find: Finder
-) -> Iterator[tuple[str, str, int, int]]:
+def _find_near(view: str, spans: list[tuple[int, int]], find: Finder) -> Iterator[Found]:
     """`find` on the stretches of `view` around `spans` (sorted), offsets into `view`: a rule's
     phrase is a sentence long, so a long text is not scanned whole again for a few disguises."""
     stretches: list[list[int]] = []
@@ -128,11 +127,11 @@ def _find_near(
         else:
             stretches.append([lo, hi])
     for lo, hi in stretches:
-        for kind, message, start, end in find(view[lo:hi]):
-            yield kind, message, start + lo, end + lo
+        for rule, start, end in find(view[lo:hi]):
+            yield rule, start + lo, end + lo
 
 
-def _base64(text: str, find: Finder) -> Iterator[tuple[str, str, int, int]]:
+def _base64(text: str, find: Finder) -> Iterator[Found]:
     """Every blob is looked at (a cap would let junk blobs shield a real one): what is decoded is
     shorter than the text, and binary data is dropped before the rules see it."""
     for blob in _BASE64.finditer(text):
@@ -141,8 +140,7 @@ def _base64(text: str, find: Finder) -> Iterator[tuple[str, str, int, int]]:
             continue
         found = find(decoded)
         if found:
-            kind, message = found[0][0], found[0][1]
-            yield kind, message, blob.start(), blob.end()
+            yield found[0][0], blob.start(), blob.end()
 
 
 def _decoded(blob: str) -> str | None:
