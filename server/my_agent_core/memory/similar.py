@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 from my_agent_core.memory.normalize import fold
@@ -62,8 +63,10 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(fold(text).lower())
 
 
+@lru_cache(maxsize=2048)
 def _features(text: str) -> frozenset[str]:
-    """Latin words and CJK bigrams (a lone CJK character stands for itself), without stop words."""
+    """Latin words and CJK bigrams (a lone CJK character stands for itself), without stop words.
+    Cached: a session compares each new entry with the same existing ones again and again."""
     found: set[str] = set()
     run: list[str] = []
     end = -1
