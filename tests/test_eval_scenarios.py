@@ -86,6 +86,7 @@ def test_defaults_id_from_the_file_name_and_language_english(tmp_path: Path) -> 
         ({"files": {"/etc/passwd": "x"}}, "a file path must be relative"),
         ({"files": {"a\\b.txt": "x"}}, "a file path must be relative"),
         ({"files": {"a/./b.txt": "x"}}, "a file path must be relative"),
+        ({"files": {"docs": "x", "docs/a.md": "y"}}, "files['docs/a.md']: 'docs' is a file"),
     ],
 )
 def test_invalid_fields_are_named(tmp_path: Path, change: dict[str, Any], message: str) -> None:

@@ -262,6 +262,13 @@ def _files(value: object, reader: _Reader) -> dict[str, str]:
         out[_relative_path(name, where, reader)] = reader.string(text, where, empty=True)
         if len(text) > MAX_FILE_CHARS:
             raise reader.fail(where, f"at most {MAX_FILE_CHARS:,} characters")
+    for name in out:
+        parents = ["/".join(name.split("/")[:n]) for n in range(1, name.count("/") + 1)]
+        clash = next((p for p in parents if p in out), None)
+        if clash is not None:
+            raise reader.fail(
+                f"files[{name!r}]", f"{clash!r} is a file, so it cannot be a folder too"
+            )
     return out
 
 
