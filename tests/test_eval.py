@@ -133,6 +133,8 @@ def test_the_prompt_cache_rate_comes_from_the_providers_usage(suite: list[Scenar
     assert rate is not None and 0 < rate < 1  # the second request of a turn extends the first
     [deepseek] = run_with(reference, two_sessions, usage_format="deepseek")
     assert deepseek.cache_hit_rate is not None
+    [llamacpp] = run_with(reference, two_sessions, usage_format="llamacpp")
+    assert llamacpp.cache_hit_rate is not None and llamacpp.cache_hit_rate > 0
     [unknown] = run_with(reference, two_sessions, usage_format="none")
     assert unknown.cache_hit_rate is None  # n/a, never 0
     assert summary("m", [unknown])["cases"][0]["passed"] is True
