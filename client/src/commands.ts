@@ -8,6 +8,7 @@ import { getLog } from './common/log';
 import { ReadOnlyDocuments } from './common/readonlyDocs';
 import { promptForApiKey } from './common/secrets';
 import { ServerManager } from './common/server';
+import { evaluateMemory, extensionEvalDeps } from './evalCommand';
 import { addMemoryServerToWorkspace } from './lm/mcpCommand';
 import { importIntoMemory } from './memoryImport';
 import { MemoryModel } from './memoryModel';
@@ -259,6 +260,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
         reg('myAgent.memory.import', (arg?: unknown) => importIntoMemory(server, memory, deps.docs, arg)),
 
         reg('myAgent.mcp.addToWorkspace', () => addMemoryServerToWorkspace(server)),
+
+        reg('myAgent.evalMemory', () => evaluateMemory(extensionEvalDeps(deps.context.secrets, server))),
 
         reg('myAgent.recall.search', () => deps.recall.searchInteractive()),
 

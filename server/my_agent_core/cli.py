@@ -130,6 +130,12 @@ def _build_parser() -> argparse.ArgumentParser:
     chat_cli.add_arguments(chat)
     chat.set_defaults(handler=_cmd_chat)
 
+    evaluate = sub.add_parser("eval", help="measure how a model handles memory (scenario suite)")
+    from my_agent_core.eval import command as eval_command
+
+    eval_command.add_arguments(evaluate)
+    evaluate.set_defaults(handler=_cmd_eval)
+
     memory = sub.add_parser(
         "memory",
         help="show, edit, import or undo memory entries (MEMORY.md, USER.md)",
@@ -600,6 +606,14 @@ def _cmd_chat(args: argparse.Namespace) -> int:
 
     protect_process()  # the commands it runs cannot read the API key from /proc/<pid>/environ
     return chat_cli.run(args)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from my_agent_core.eval import command as eval_command
+    from my_agent_core.process_guard import protect_process
+
+    protect_process()  # as for chat: the key in the environment stays out of /proc/<pid>/environ
+    return eval_command.run(args)
 
 
 def _cmd_serve(_args: argparse.Namespace) -> int:

@@ -148,6 +148,7 @@ async def test_fix_all_of_one_code_and_lightbulb_listing(
         "Remove this duplicate entry",
         "Fix all duplicate-entry problems",
         "Fix all my-agent problems",
+        "Move this entry to AGENTS.md (a rule for the whole team)",  # lsp/promote.py
     ]
     by_title = {a.title: a for a in found}
     assert (

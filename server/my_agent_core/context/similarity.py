@@ -18,7 +18,7 @@ from difflib import SequenceMatcher
 from typing import Literal
 
 from my_agent_core.context.files import ContextText
-from my_agent_core.memory.normalize import fold
+from my_agent_core.memory.similar import tokens
 
 __all__ = ["MIN_TOKENS", "ContextCorpus", "ContextMatch", "tokens"]
 
@@ -26,13 +26,7 @@ __all__ = ["MIN_TOKENS", "ContextCorpus", "ContextMatch", "tokens"]
 MIN_TOKENS = 5
 _PRECISION = 0.85  # share of the entry's tokens found, in order, in the unit
 _RECALL = 0.6  # share of the unit's tokens the entry covers (else it is a small part of it)
-_TOKEN = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-
-
-def tokens(text: str) -> list[str]:
-    """The words of a text as compared here: folded, lower case, punctuation dropped."""
-    return _TOKEN.findall(fold(text).lower())
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,11 @@
-"""Code actions: a quick fix per fixable finding and a fix-all source action.
+"""Code actions: a quick fix per fixable finding, a fix-all source action, and "promote this
+entry to AGENTS.md".
 
 Fixes come ready-made with the findings of the buffer's current version (ruff-style), so a quick
-fix never re-lints. Actions carry only an `edit`, never a `command`: lsprotocol parses a CodeAction
-that has a nested command as a plain Command on the client side.
+fix never re-lints. Fixes carry only an `edit`, never a `command`: lsprotocol parses a CodeAction
+that has a nested command as a plain Command on the client side. The promotion is the one action
+that carries a command and no edit: its edit is proposed by the server when it runs, so the entry
+leaves memory only once the editor applied it (promote.py).
 """
 
 from __future__ import annotations
@@ -12,15 +15,17 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from my_agent_core.memory.lint import Finding, TextEdit, fix_all, select_edits
+from my_agent_core.memory.safety import scan
 
 from .convert import minimal_edit
 from .memory_buffer import SOURCE, MemoryBuffer
+from .promote import PROMOTE_COMMAND, PROMOTE_KIND, team_file_name
 
 if TYPE_CHECKING:
     from .hooks import ServerHooks
     from .server import MyAgentServer
 
-__all__ = ["FIX_ALL_KIND", "code_actions", "fix_all_action", "register"]
+__all__ = ["FIX_ALL_KIND", "code_actions", "fix_all_action", "promote_action", "register"]
 
 FIX_ALL_KIND = "source.fixAll.myAgent"
 QUICKFIX = types.CodeActionKind.QuickFix.value
@@ -109,7 +114,30 @@ def code_actions(
         action = fix_all_action(ls, buf)
         if action is not None:
             actions.append(action)
+    if _wanted(wanted, PROMOTE_KIND):
+        promote = promote_action(buf, params.range)
+        if promote is not None:
+            actions.append(promote)
     return actions
+
+
+def promote_action(buf: MemoryBuffer, rng: types.Range) -> types.CodeAction | None:
+    """ "Move this entry to AGENTS.md (for the whole team)" on the entry the range starts in; none
+    for an entry the scanner blocks (it never goes into a file every agent reads)."""
+    doc = buf.doc
+    entry = doc.entry_at(buf.converter.offset(rng.start))
+    if entry is None or not entry.text or scan(entry.text):
+        return None
+    name = team_file_name(buf.folder)
+    return types.CodeAction(
+        title=f"Move this entry to {name} (a rule for the whole team)",
+        kind=PROMOTE_KIND,
+        command=types.Command(
+            title=f"Move to {name}",
+            command=PROMOTE_COMMAND,
+            arguments=[{"uri": buf.uri, "entry": entry.text}],
+        ),
+    )
 
 
 def _fix_all_of_code(ls: ServerHooks, buf: MemoryBuffer, code: str) -> types.CodeAction | None:
@@ -147,12 +175,16 @@ def fix_all_action(ls: ServerHooks, buf: MemoryBuffer) -> types.CodeAction | Non
 
 
 def register(ls: MyAgentServer) -> None:
-    """textDocument/codeAction with quick fixes and `source.fixAll.myAgent`."""
+    """textDocument/codeAction with quick fixes, `source.fixAll.myAgent` and the promotion (whose
+    command is registered here too)."""
+    from .promote import register as register_promote
+
+    register_promote(ls)
 
     @ls.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
-            code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND],
+            code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND, PROMOTE_KIND],
             resolve_provider=False,
         ),
     )

@@ -58,6 +58,7 @@ from my_agent_core.memory.render import (
     render_memory_section,
 )
 from my_agent_core.memory.safety import describe, scan
+from my_agent_core.memory.similar import near_duplicate_note
 from my_agent_core.paths import (
     FileTooLarge,
     PathRefused,
@@ -660,7 +661,7 @@ class MemoryStore:
                 return f"Entry already exists in {name}; nothing to add."
             entries.append(content)
             changes.append(Change(len(entries) - 1, None, content))
-            return f"Added to {name}."
+            return f"Added to {name}.{near_duplicate_note(entries[:-1], content, name)}"
         index = self._locate(target, entries, op.old_text or "")
         old = entries[index]
         if op.action == "remove":
