@@ -199,7 +199,10 @@ def test_memory_search_tool(archive: ArchiveProvider) -> None:
     assert tool.execute({"query": "zebra xylophone"}).content.startswith("No archived item")
     manager.shutdown()
     gone = tool.execute({"query": "Vault"})
-    assert not gone.ok and "No memory archive is available" in gone.error
+    assert not gone.ok and "could not be searched" in gone.error and "shut down" in gone.error
+    for bad in (0, 21, 500, -3, 2.5, "5", True):
+        refused = tool.execute({"query": "Vault", "limit": bad})
+        assert not refused.ok and ("1 to 20" in refused.error or "integer" in refused.error)
 
 
 def _recall(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -25,7 +25,7 @@ def test_without_the_extra_semantic_falls_back_to_keywords(tmp_path: Path) -> No
     )
     try:
         assert manager.name == "archive" and manager.active
-        assert len(notices) == 1 and "pip install torch==2.13.0" in notices[0]
+        assert len(notices) == 1 and "download.pytorch.org/whl/cpu" in notices[0]
     finally:
         manager.shutdown()
 
