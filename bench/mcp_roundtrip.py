@@ -3,10 +3,12 @@
 The MCP server (`my-agent mcp`, a separate process, the official SDK's client) and a bare
 `MemoryStore.add` in this process do the same work on the same kind of folder: lock, re-read,
 parse, scan, atomic write, journal. The difference of the medians is what the protocol costs
-(JSON-RPC over two pipes, the SDK's dispatch, a thread hop). Target: under 2 ms. Adds and removes
-alternate, interleaved between the two, so machine noise hits both alike.
+(JSON-RPC over two pipes, the SDK's dispatch; the tool runs inline on the server's event loop, no
+thread hop). Target: at most 1 ms. Adds and removes alternate, interleaved between the two, so
+machine noise hits both alike. The served folder is a workspace's, with the default archive
+provider, as a client configures it.
 
-Run: .venv/bin/python bench/mcp_roundtrip.py [--rounds N]
+Run: .venv/bin/python bench/mcp_roundtrip.py [--rounds N] [--quick]
 (Not `bench/mcp.py`: a script of that name would shadow the SDK's `mcp` package for itself, ruff
 and mypy.)
 """
@@ -14,6 +16,7 @@ and mypy.)
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -28,7 +31,8 @@ from mcp.types import Implementation
 
 from my_agent_core.memory import MemoryStore
 
-TARGET_OVERHEAD_MS = 2.0
+TARGET_OVERHEAD_MS = 1.0
+SERVER_DIR = Path(__file__).resolve().parents[1] / "server"
 ENTRIES = [
     f"Fact {i}: `pkg/mod{i}.py` is tested by `uv run pytest tests/test_mod{i}.py -q`."
     for i in range(16)
@@ -42,15 +46,22 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def measure(rounds: int, tmp: Path) -> dict[str, list[float]]:
-    served, bare_dir = tmp / "served", tmp / "bare"
+    served = tmp / "ws" / ".my_agent_core" / "memory"
+    bare_dir = tmp / "bare" / ".my_agent_core" / "memory"
     for folder in (served, bare_dir):
         seed = MemoryStore(folder)
         for entry in ENTRIES:
             seed.add("memory", entry)
         seed.close()
     bare = MemoryStore(bare_dir, author="bench")
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "my_agent_core", "mcp", "--dir", str(served)]
+    params = StdioServerParameters(  # the server imports this checkout, as the bench does
+        command=sys.executable,
+        args=["-m", "my_agent_core", "mcp", "--dir", str(served)],
+        env={
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(SERVER_DIR), os.environ.get("PYTHONPATH")])
+            )
+        },
     )
     timings: dict[str, list[float]] = {"mcp add": [], "store add": []}
     add = {"target": "memory", "action": "add", "content": EXTRA}
@@ -75,7 +86,10 @@ async def measure(rounds: int, tmp: Path) -> dict[str, list[float]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--quick", action="store_true", help="20 rounds: a smoke run")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds = 20
     with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
         timings = anyio.run(measure, args.rounds, Path(tmp))
     print(f"{'operation':<12}{'median ms':>11}{'p90 ms':>9}{'p99 ms':>9}")
@@ -88,8 +102,8 @@ def main() -> int:
     store_ms = statistics.median(timings["store add"]) * 1000
     overhead = mcp_ms - store_ms
     print(
-        f"protocol overhead (median mcp - median store): {overhead:.3f} ms = "
-        f"{overhead / TARGET_OVERHEAD_MS:.2f}x the {TARGET_OVERHEAD_MS:.0f} ms target; "
+        f"MCP write overhead (median mcp - median store): {overhead:.3f} ms "
+        f"(goal <= {TARGET_OVERHEAD_MS:.0f} ms: {'met' if overhead <= TARGET_OVERHEAD_MS else 'NOT met'}); "
         f"mcp/store = {mcp_ms / store_ms:.2f}x"
     )
     return 0

@@ -43,9 +43,10 @@ def add_recall_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     parser.add_argument(
         "--semantic",
-        action=argparse.BooleanOptionalAction,
+        action="store_true",
         default=None,
-        help="also search by meaning (the `semantic` extra; default: $MY_AGENT_SEMANTIC)",
+        help="also search by meaning (needs the `semantic` extra; MY_AGENT_SEMANTIC=1 does the "
+        "same)",
     )
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--list", action="store_true", help="list items, newest first")
@@ -90,7 +91,7 @@ def _open(args: argparse.Namespace) -> IndexedArchiveProvider | None:
 
     folder = _workspace_folder(args.dir if args.dir is not None else Path.cwd())
     name = (args.provider or provider_name()).strip()
-    semantic = args.semantic if args.semantic is not None else semantic_enabled()
+    semantic = args.semantic is True or semantic_enabled()
     if name == "archive":
         from my_agent_core.memory.providers.archive import archive_path, open_archive
 
