@@ -108,14 +108,22 @@ def run(args: argparse.Namespace) -> int:
             print(f"my-agent mcp: {name} must be a positive number of characters.", file=sys.stderr)
             return 2
     explicit = getattr(args, "provider", None)
-    manager = layer_two(mem_dir, explicit, semantic=getattr(args, "semantic", None) is True)
+    semantic = getattr(args, "semantic", None) is True
+    if semantic:
+        from my_agent_core.memory.providers.semantic import unavailable
+
+        reason = unavailable()
+        if reason is not None:
+            print(f"my-agent mcp: --semantic: {reason}", file=sys.stderr)
+            return 2
+    manager = layer_two(mem_dir, explicit, semantic=semantic)
     if manager is None:
         return 2
     try:
         manager.check()  # a server that cannot be reached is an error now, not an empty search
     except ProviderFailed as exc:
         manager.shutdown()
-        print(f"my-agent mcp: the memory provider cannot be used: {exc}", file=sys.stderr)
+        print(f"my-agent mcp: {exc}", file=sys.stderr)
         return 2
     store = open_store(
         mem_dir=mem_dir,

@@ -53,7 +53,9 @@ class Backlog:
             return
         with self._locked() as path:
             waiting = _parse(read_regular(path, max_bytes=_MAX_BYTES, name=BACKLOG_FILE))
-            waiting += [i for i in new if i not in waiting]
+            for record_id in new:
+                if record_id not in waiting:
+                    waiting.append(record_id)
             self._write(path, waiting[-MAX_WAITING:])
 
     def remove(self, record_ids: Iterable[str]) -> None:

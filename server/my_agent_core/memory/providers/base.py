@@ -376,7 +376,7 @@ class MemoryManager:
             return
         if self.provider is None:
             raise ProviderFailed(self._unavailable())
-        outcome = self._attempt("check", lambda p: p.check())
+        outcome = self._attempt("check", lambda p: p.check(), quiet=True)
         if isinstance(outcome, _Failed):
             raise ProviderFailed(outcome.reason)
 
@@ -418,8 +418,15 @@ class MemoryManager:
         return default if isinstance(outcome, _Failed) else outcome
 
     def _attempt(
-        self, hook: str, fn: Callable[[MemoryProvider], T], *, timeout_s: float | None = None
+        self,
+        hook: str,
+        fn: Callable[[MemoryProvider], T],
+        *,
+        timeout_s: float | None = None,
+        quiet: bool = False,
     ) -> T | _Failed:
+        """`fn(provider)` on the worker within the time limit, or why it failed. `quiet`: the
+        caller reports an unreachable provider itself (no log line, no notice)."""
         provider = self.provider
         worker = self._worker
         if provider is None or worker is None:
@@ -445,7 +452,7 @@ class MemoryManager:
                 )
             return self._failed(reason)
         except Exception as exc:
-            return self._failed(self._failure(provider, hook, exc))
+            return self._failed(self._failure(provider, hook, exc, quiet=quiet))
         self._timeouts = 0
         self._outage = False
         return result
@@ -470,8 +477,13 @@ class MemoryManager:
             self._timeouts = 0
             self._outage = False
 
-    def _failure(self, provider: MemoryProvider, hook: str, exc: Exception) -> str:
-        """Log a hook's exception; break the provider unless it is only unreachable. The reason."""
+    def _failure(
+        self, provider: MemoryProvider, hook: str, exc: Exception, *, quiet: bool = False
+    ) -> str:
+        """Log a hook's exception; break the provider unless it is only unreachable. The reason.
+        `quiet`: only the reason (the caller reports it and stops)."""
+        if quiet:
+            return f"the memory provider {provider.name!r} cannot be used: {exc}"
         if isinstance(exc, ProviderUnavailable):
             logger.warning("memory provider %s: %s failed: %s", provider.name, hook, exc)
             if not self._outage:  # once per outage: the next success ends it
