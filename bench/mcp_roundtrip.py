@@ -2,11 +2,16 @@
 
 The MCP server (`my-agent mcp`, a separate process, the official SDK's client) and a bare
 `MemoryStore.add` in this process do the same work on the same kind of folder: lock, re-read,
-parse, scan, atomic write, journal. The difference of the medians is what the protocol costs
+parse, scan, atomic write, journal, and the archive of what a remove takes out. The difference of the medians is what the protocol costs
 (JSON-RPC over two pipes, the SDK's dispatch; the tool runs inline on the server's event loop, no
 thread hop). Target: at most 1 ms. Adds and removes alternate, interleaved between the two, so
 machine noise hits both alike. The served folder is a workspace's, with the default archive
 provider, as a client configures it.
+
+On a loaded machine the wall-clock medians carry the scheduler's and the disk's noise (two processes
+must each get a core per call; an fsync waits on other jobs' writes), so the CPU the protocol costs is
+printed too: the client's and the server's CPU time per call (from `/proc`) less the bare store's,
+which no other job's load changes.
 
 Run: .venv/bin/python bench/mcp_roundtrip.py [--rounds N] [--quick]
 (Not `bench/mcp.py`: a script of that name would shadow the SDK's `mcp` package for itself, ruff
@@ -30,6 +35,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
 from my_agent_core.memory import MemoryStore
+from my_agent_core.memory.providers import ProviderContext, build_manager
 
 TARGET_OVERHEAD_MS = 1.0
 SERVER_DIR = Path(__file__).resolve().parents[1] / "server"
@@ -45,7 +51,22 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def measure(rounds: int, tmp: Path) -> dict[str, list[float]]:
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux `/proc/PID/stat`)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _server_pid() -> int | None:
+    """The MCP server: this process's child (the SDK does not expose it)."""
+    for task in Path("/proc/self/task").iterdir():
+        children = (task / "children").read_text().split()
+        if children:
+            return int(children[0])
+    return None
+
+
+async def measure(rounds: int, tmp: Path) -> tuple[dict[str, list[float]], dict[str, float]]:
     served = tmp / "ws" / ".my_agent_core" / "memory"
     bare_dir = tmp / "bare" / ".my_agent_core" / "memory"
     for folder in (served, bare_dir):
@@ -53,7 +74,9 @@ async def measure(rounds: int, tmp: Path) -> dict[str, list[float]]:
         for entry in ENTRIES:
             seed.add("memory", entry)
         seed.close()
-    bare = MemoryStore(bare_dir, author="bench")
+    # the bare store archives what a remove takes out, as the served one does
+    archive = build_manager(ProviderContext(bare_dir.parent.parent))
+    bare = MemoryStore(bare_dir, author="bench", on_write=archive.memory_write_listener())
     params = StdioServerParameters(  # the server imports this checkout, as the bench does
         command=sys.executable,
         args=["-m", "my_agent_core", "mcp", "--dir", str(served)],
@@ -64,23 +87,38 @@ async def measure(rounds: int, tmp: Path) -> dict[str, list[float]]:
         },
     )
     timings: dict[str, list[float]] = {"mcp add": [], "store add": []}
+    cpu = {"client": 0.0, "bare": 0.0, "server": 0.0}
     add = {"target": "memory", "action": "add", "content": EXTRA}
     remove = {"target": "memory", "action": "remove", "old_text": "short answers"}
     async with Client(params, client_info=Implementation(name="bench", version="1")) as client:
+        server = _server_pid()
+        server_start = 0.0
         for n in range(rounds + 5):  # the first rounds warm both paths up
+            if n == 5 and server is not None:
+                server_start = _cpu_seconds(server)
+            c0 = time.process_time()
             t0 = time.perf_counter()
             result = await client.call_tool("memory", add)
             t1 = time.perf_counter()
+            c1 = time.process_time()
             assert not result.is_error, result
             bare.add("memory", EXTRA)
             t2 = time.perf_counter()
+            c2 = time.process_time()
             await client.call_tool("memory", remove)
+            c3 = time.process_time()
             bare.remove("memory", "short answers")
+            c4 = time.process_time()
             if n >= 5:
                 timings["mcp add"].append(t1 - t0)
                 timings["store add"].append(t2 - t1)
+                cpu["client"] += (c1 - c0) + (c3 - c2)
+                cpu["bare"] += (c2 - c1) + (c4 - c3)
+        if server is not None:
+            cpu["server"] = _cpu_seconds(server) - server_start
     bare.close()
-    return timings
+    archive.shutdown()
+    return timings, cpu
 
 
 def main() -> int:
@@ -91,7 +129,7 @@ def main() -> int:
     if args.quick:
         args.rounds = 20
     with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
-        timings = anyio.run(measure, args.rounds, Path(tmp))
+        timings, cpu = anyio.run(measure, args.rounds, Path(tmp))
     print(f"{'operation':<12}{'median ms':>11}{'p90 ms':>9}{'p99 ms':>9}")
     for name, values in timings.items():
         print(
@@ -106,6 +144,16 @@ def main() -> int:
         f"(goal <= {TARGET_OVERHEAD_MS:.0f} ms: {'met' if overhead <= TARGET_OVERHEAD_MS else 'NOT met'}); "
         f"mcp/store = {mcp_ms / store_ms:.2f}x"
     )
+    calls = 2 * args.rounds  # an add and a remove per round
+    if cpu["server"] > 0:
+        mcp_cpu = (cpu["client"] + cpu["server"]) / calls * 1000
+        bare_cpu = cpu["bare"] / calls * 1000
+        print(
+            f"CPU per write: mcp {mcp_cpu:.3f} ms (client {cpu['client'] / calls * 1000:.3f} + "
+            f"server {cpu['server'] / calls * 1000:.3f}), store {bare_cpu:.3f} ms; "
+            f"protocol CPU overhead {mcp_cpu - bare_cpu:.3f} ms (server clock ticks: "
+            f"{1000 / os.sysconf('SC_CLK_TCK'):.0f} ms, summed over {calls} calls)"
+        )
     return 0
 
 

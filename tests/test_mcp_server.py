@@ -270,18 +270,7 @@ def test_garbage_on_stdin_does_not_stop_the_server(mem_dir: Path) -> None:
                 ((line if isinstance(line, str) else json.dumps(line)) + "\n").encode()
             )
         server.stdin.flush()
-        answers: dict[int, dict[str, object]] = {}
-        pending = b""  # read the pipe itself: a buffered readline may hold a second message
-        while 3 not in answers:  # (a notification and a response can arrive in one read)
-            ready, _, _ = select.select([server.stdout], [], [], 60)
-            assert ready, f"no answer to request 3; got {answers}"
-            chunk = os.read(server.stdout.fileno(), 1 << 16)
-            assert chunk, f"the server closed stdout; got {answers}"
-            *lines_read, pending = (pending + chunk).split(b"\n")
-            for raw in lines_read:
-                message = json.loads(raw)
-                if "id" in message:
-                    answers[message["id"]] = message
+        answers = read_answers(server.stdout, until=3)
         assert answers[3]["result"] == {
             "content": [{"type": "text", "text": "Added to MEMORY.md. (14/2200 chars used)"}],
             "isError": False,
@@ -798,3 +787,103 @@ def test_the_server_starts_quietly_on_a_missing_memory_folder(tmp_path: Path) ->
     served = _mcp(cwd=tmp_path / "ws")
     assert served.returncode == 0 and served.stderr == ""
     assert list((tmp_path / "ws").iterdir()) == []
+
+
+# ------------------------------------------------------------------ the stdio transport
+
+NOISY_SERVER = textwrap.dedent(
+    """
+    import os, sys
+    import anyio
+    from my_agent_core.mcp.pipes import stdio_streams
+    from my_agent_core.mcp.server import build_server
+    from my_agent_core.memory import MemoryStore
+
+    class Noisy(MemoryStore):
+        def apply(self, *args, **kwargs):
+            print("a stray print from a library")  # must never reach the protocol
+            os.write(1, b"raw bytes on fd 1\\n")
+            return super().apply(*args, **kwargs)
+
+    async def main():
+        server = build_server(Noisy(sys.argv[1]))
+        async with stdio_streams() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+    """
+)
+
+
+def test_stray_output_never_reaches_the_protocol_and_long_lines_are_read(tmp_path: Path) -> None:
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "memory",
+                "arguments": {"target": "memory", "action": "add", "content": "Quiet fact."},
+            },
+        },
+        {  # one line of ~300 KB (past asyncio's default line limit): read whole, refused whole
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {
+                "name": "memory",
+                "arguments": {"target": "memory", "action": "add", "content": "x " * 150_000},
+            },
+        },
+    ]
+    server = subprocess.Popen(  # pipes on both ends, as an MCP client gives them
+        [sys.executable, "-c", NOISY_SERVER, str(tmp_path / "mem")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    try:
+        server.stdin.write("".join(json.dumps(r) + "\n" for r in requests).encode())
+        server.stdin.flush()
+        answers = read_answers(server.stdout, until=3)
+        server.stdin.close()
+        assert server.wait(timeout=60) == 0
+        stderr = server.stderr.read().decode()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert answers[2]["result"]["isError"] is False
+    assert answers[3]["result"]["isError"] is True
+    assert "a stray print from a library" in stderr and "raw bytes on fd 1" in stderr
+
+
+def read_answers(stdout: Any, *, until: int) -> dict[int, dict[str, Any]]:
+    """The server's answers by id, read from the pipe itself (a buffered readline may hold a
+    second message) until `until` is answered; every line must be JSON-RPC."""
+    answers: dict[int, dict[str, Any]] = {}
+    pending = b""
+    while until not in answers:
+        ready, _, _ = select.select([stdout], [], [], 60)
+        assert ready, f"no answer to request {until}; got {answers}"
+        chunk = os.read(stdout.fileno(), 1 << 16)
+        assert chunk, f"the server closed stdout; got {answers}"
+        *lines, pending = (pending + chunk).split(b"\n")
+        for raw in lines:
+            message = json.loads(raw)
+            assert message.get("jsonrpc") == "2.0", raw
+            if "id" in message:
+                answers[message["id"]] = message
+    return answers

@@ -226,10 +226,9 @@ def search_tool(manager: MemoryManager) -> Tool | None:
 
 
 async def _serve(store: MemoryStore, search: Tool | None, manager: MemoryManager) -> None:
-    from mcp.server.stdio import stdio_server
-
+    from my_agent_core.mcp.pipes import stdio_streams
     from my_agent_core.mcp.server import build_server
 
     server = build_server(store, search=search, archive=manager if manager.active else None)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_streams() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -155,8 +155,7 @@ def build_server(
             result = call_result(memory_tool(ctx).execute(arguments))  # inline: see module doc
             if archive is not None and archive.unarchived > missed and not result.is_error:
                 result = _with_note(result, _unarchived_note(archive))
-            await watch.check()  # announce our own write at once
-            return result
+            return result  # announced by the watch's next look, as any writer's change
         if params.name == VIEW_TOOL_NAME:
             try:
                 text, data = view_memory(store, arguments)
