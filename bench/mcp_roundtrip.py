@@ -9,9 +9,10 @@ machine noise hits both alike. The served folder is a workspace's, with the defa
 provider, as a client configures it.
 
 On a loaded machine the wall-clock medians carry the scheduler's and the disk's noise (two processes
-must each get a core per call; an fsync waits on other jobs' writes), so the CPU the protocol costs is
-printed too: the client's and the server's CPU time per call (from `/proc`) less the bare store's,
-which no other job's load changes.
+must each get a core per call; an fsync waits on other jobs' writes), so two more figures are
+printed: the same comparison for a call that does the store's work without the disk (a remove whose
+text matches no entry: lock, read, parse, match, the listing in the error), and the CPU time per
+write of the client and the server (from `/proc`) beside the bare store's.
 
 Run: .venv/bin/python bench/mcp_roundtrip.py [--rounds N] [--quick]
 (Not `bench/mcp.py`: a script of that name would shadow the SDK's `mcp` package for itself, ruff
@@ -34,7 +35,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
-from my_agent_core.memory import MemoryStore
+from my_agent_core.memory import MemoryStore, make_memory_tool
 from my_agent_core.memory.providers import ProviderContext, build_manager
 
 TARGET_OVERHEAD_MS = 1.0
@@ -86,7 +87,14 @@ async def measure(rounds: int, tmp: Path) -> tuple[dict[str, list[float]], dict[
             )
         },
     )
-    timings: dict[str, list[float]] = {"mcp add": [], "store add": []}
+    timings: dict[str, list[float]] = {
+        "mcp add": [],
+        "store add": [],
+        "mcp miss": [],
+        "store miss": [],
+    }
+    miss = {"target": "memory", "action": "remove", "old_text": "no entry says this"}
+    bare_tool = make_memory_tool(bare)
     cpu = {"client": 0.0, "bare": 0.0, "server": 0.0}
     add = {"target": "memory", "action": "add", "content": EXTRA}
     remove = {"target": "memory", "action": "remove", "old_text": "short answers"}
@@ -109,11 +117,21 @@ async def measure(rounds: int, tmp: Path) -> tuple[dict[str, list[float]], dict[
             c3 = time.process_time()
             bare.remove("memory", "short answers")
             c4 = time.process_time()
+            t3 = time.perf_counter()
+            refused = await client.call_tool("memory", miss)
+            t4 = time.perf_counter()
+            c5 = time.process_time()
+            assert refused.is_error
+            bare_tool.execute(miss)
+            t5 = time.perf_counter()
+            c6 = time.process_time()
             if n >= 5:
+                timings["mcp miss"].append(t4 - t3)
+                timings["store miss"].append(t5 - t4)
                 timings["mcp add"].append(t1 - t0)
                 timings["store add"].append(t2 - t1)
-                cpu["client"] += (c1 - c0) + (c3 - c2)
-                cpu["bare"] += (c2 - c1) + (c4 - c3)
+                cpu["client"] += (c1 - c0) + (c3 - c2) + (c5 - c4)
+                cpu["bare"] += (c2 - c1) + (c4 - c3) + (c6 - c5)
         if server is not None:
             cpu["server"] = _cpu_seconds(server) - server_start
     bare.close()
@@ -136,6 +154,10 @@ def main() -> int:
             f"{name:<12}{statistics.median(values) * 1000:>11.3f}{pct(values, 0.9) * 1000:>9.3f}"
             f"{pct(values, 0.99) * 1000:>9.3f}"
         )
+    miss_overhead = (
+        statistics.median(timings["mcp miss"]) - statistics.median(timings["store miss"])
+    ) * 1000
+    print(f"MCP call overhead without the disk (a remove matching nothing): {miss_overhead:.3f} ms")
     mcp_ms = statistics.median(timings["mcp add"]) * 1000
     store_ms = statistics.median(timings["store add"]) * 1000
     overhead = mcp_ms - store_ms
@@ -144,12 +166,12 @@ def main() -> int:
         f"(goal <= {TARGET_OVERHEAD_MS:.0f} ms: {'met' if overhead <= TARGET_OVERHEAD_MS else 'NOT met'}); "
         f"mcp/store = {mcp_ms / store_ms:.2f}x"
     )
-    calls = 2 * args.rounds  # an add and a remove per round
+    calls = 3 * args.rounds  # an add, a remove and a refused remove per round
     if cpu["server"] > 0:
         mcp_cpu = (cpu["client"] + cpu["server"]) / calls * 1000
         bare_cpu = cpu["bare"] / calls * 1000
         print(
-            f"CPU per write: mcp {mcp_cpu:.3f} ms (client {cpu['client'] / calls * 1000:.3f} + "
+            f"CPU per call: mcp {mcp_cpu:.3f} ms (client {cpu['client'] / calls * 1000:.3f} + "
             f"server {cpu['server'] / calls * 1000:.3f}), store {bare_cpu:.3f} ms; "
             f"protocol CPU overhead {mcp_cpu - bare_cpu:.3f} ms (server clock ticks: "
             f"{1000 / os.sysconf('SC_CLK_TCK'):.0f} ms, summed over {calls} calls)"

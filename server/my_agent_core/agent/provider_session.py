@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..memory.journal import MAX_RECORDS as JOURNAL_RECORDS
 from ..memory.providers import MemoryManager, make_memory_search_tool
 from ..memory.store import MemoryStore, WriteEvent, WriteListener
 from ..tools import Tool
@@ -69,8 +70,9 @@ class SessionProvider:
         if store is None or self._listener is not None:
             return
         self._store = store
-        self._listener = self.manager.memory_write_listener(history=store.log)
-        self.manager.catch_up(store.log, wait=False)  # what an earlier write could not archive
+        history = lambda: store.log(limit=JOURNAL_RECORDS)  # noqa: E731 (one expression, twice)
+        self._listener = self.manager.memory_write_listener(history=history)
+        self.manager.catch_up(history, wait=False)  # what an earlier write could not archive
         current = store.on_write
         if isinstance(current, WriteFanOut):
             current.listeners.append(self._listener)
