@@ -70,7 +70,14 @@ class _Claim:
             os.dup2(null, 0)
         finally:
             os.close(null)
-        os.dup2(2, 1)
+        try:
+            os.dup2(2, 1)  # a stray print goes where a person reads
+        except OSError:  # no stderr: nowhere
+            sink = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(sink, 1)
+            finally:
+                os.close(sink)
 
     def release(self) -> None:
         for private, fd in ((self.stdin, 0), (self.stdout, 1)):

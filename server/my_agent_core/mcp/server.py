@@ -17,6 +17,8 @@ waits on the provider, so it runs on a worker thread.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -285,11 +287,11 @@ def _resource(store: MemoryStore, target: str) -> types.Resource:
     """A resource with the file's size and modification time (absent for a missing file)."""
     size, modified = None, None
     try:
-        st = store.path(target).stat()
-        size = st.st_size
-        modified = _iso(st.st_mtime)
+        st = os.lstat(store.path(target))
     except OSError:
-        pass
+        st = None
+    if st is not None and stat.S_ISREG(st.st_mode):  # never a link's target: it is not read either
+        size, modified = st.st_size, _iso(st.st_mtime)
     return types.Resource(
         uri=RESOURCE_URIS[target],
         name=FILE_NAMES[target],
