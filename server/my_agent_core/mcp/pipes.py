@@ -22,8 +22,8 @@ from collections.abc import AsyncIterator
 
 import anyio
 import mcp_types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server.stdio import stdio_server
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 
 __all__ = ["MAX_LINE_BYTES", "stdio_streams"]
@@ -31,7 +31,9 @@ __all__ = ["MAX_LINE_BYTES", "stdio_streams"]
 #: A message longer than this is answered as unreadable (the SDK's transport has no bound at all).
 MAX_LINE_BYTES = 64 * 1024 * 1024
 
-Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
+Streams = tuple[
+    MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
+]
 
 
 def _pipe_or_socket(fd: int) -> bool:
