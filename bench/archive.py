@@ -7,7 +7,10 @@ Also printed: the naive query a plain FTS5 search would send (every word of the 
 document-frequency table lets prefetch avoid. `sync_turn` target: p50 < 2 ms. The corpus is synthetic
 but shaped like chat: Zipf-distributed technical vocabulary, common English filler, 10% Chinese turns.
 
-Run: .venv/bin/python bench/archive.py [--turns N] [--queries N] [--rounds N] [--no-postgres]
+Also timed: a person's search (`search_items`: every word in any of its forms, items holding all of
+them first), which sends two prefix queries where a plain search sends one exact one.
+
+Run: .venv/bin/python bench/archive.py [--turns N] [--queries N] [--rounds N] [--no-postgres] [--quick]
 """
 
 from __future__ import annotations
@@ -169,6 +172,7 @@ def sqlite_run(args: argparse.Namespace, corpus: Corpus) -> tuple[list[str], dic
         match = " OR ".join(f'"{t}"' for t in strong)
         plans.append((q, match if strong and weights.total >= 2.0 else None))
     recalled = sum(bool(reader.prefetch_items(q)) for q in asked)  # also warms the caches
+    search_t = [timed(partial(reader.search_items, q, 10)) for q in asked]
     naive_t = [
         timed(partial(bare_fts, reader_backend, " OR ".join(f'"{w}"' for w in q.split())))
         for q in (q.replace("?", " ").replace(".", " ") for q in asked)
@@ -205,6 +209,7 @@ def sqlite_run(args: argparse.Namespace, corpus: Corpus) -> tuple[list[str], dic
         f"{len(rounds)} rounds; every round: {ratios[0]:.2f}-{ratios[-1]:.2f}x; target <= 1.5x)"
     )
     print(f"  naive FTS5 query  {ms(naive_t)}   (every word of the message)")
+    print(f"  search_items      {ms(search_t)}   (every word, any form, all-words first; top 10)")
     print(f"  recalled          {recalled}/{len(asked)} messages (half are about an archived turn)")
     print(f"  disk              {size / 1e6:.1f} MB, {size / args.turns:,.0f} bytes per turn")
     return asked, {"indexed_p50": p50, "bare_p50": floor}
@@ -236,6 +241,7 @@ def postgres_run(args: argparse.Namespace, corpus: Corpus, sqlite: dict[str, flo
         for _ in range(2):
             prefetch_t = [timed(partial(reader.prefetch_items, q)) for q in asked]
         reached_t = [t for t, hit in zip(prefetch_t, indexed, strict=True) if hit]
+        search_t = [timed(partial(reader.search_items, q, 10)) for q in asked]
         import psycopg
 
         with psycopg.connect(dsn) as db:
@@ -248,6 +254,7 @@ def postgres_run(args: argparse.Namespace, corpus: Corpus, sqlite: dict[str, flo
     print(f"  sync_turn         {ms(sync)}")
     print(f"  prefetch, all     {ms(prefetch_t)}")
     print(f"  prefetch, indexed {ms(reached_t)}   ({ratio:.1f}x SQLite's, p50)")
+    print(f"  search_items      {ms(search_t)}")
     print(
         f"  disk              {size / 1e6:.1f} MB (whole database), {size / args.turns:,.0f} B/turn"
     )
@@ -259,7 +266,12 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds over the messages")
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument(
+        "--quick", action="store_true", help="1,000 turns, 60 messages: a smoke run"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.turns, args.queries, args.rounds = 1000, 60, 2
     os.environ.setdefault("MY_AGENT_MEMORY_PROVIDER", "archive")
     _, figures = sqlite_run(args, Corpus())
     if not args.no_postgres:

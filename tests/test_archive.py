@@ -18,6 +18,8 @@ from my_agent_core.memory.providers import MemoryManager, make_memory_search_too
 from my_agent_core.memory.providers.archive import ArchiveProvider, archive_path
 from my_agent_core.memory.providers.indexed import MAX_FIELD_CHARS
 from my_agent_core.private import PRIVATE_PATTERNS
+from tests.support.ranking import ARCHIVED as RANKED
+from tests.support.ranking import NOT_FOUND, SEARCHES, ranked_as_expected
 from tests.support.recall_corpus import RELATED, REMOVED, TURNS, UNRELATED
 
 
@@ -201,7 +203,10 @@ def test_memory_search_tool(archive: ArchiveProvider) -> None:
     assert tool.execute({"query": "zebra xylophone"}).content.startswith("No archived item")
     manager.shutdown()
     gone = tool.execute({"query": "Vault"})
-    assert not gone.ok and "No memory archive is available" in gone.error
+    assert not gone.ok and "could not be searched" in gone.error and "shut down" in gone.error
+    for bad in (0, 21, 500, -3, 2.5, "5", True):
+        refused = tool.execute({"query": "Vault", "limit": bad})
+        assert not refused.ok and ("1 to 20" in refused.error or "integer" in refused.error)
 
 
 def _recall(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -240,3 +245,71 @@ def test_cli_output_cannot_drive_the_terminal(tmp_path: Path) -> None:
     provider.shutdown()
     out = _recall(tmp_path, "escape", "test").stdout
     assert "\x1b" not in out and "\x07" not in out and "cleared" in out
+
+
+# ------------------------------------------------------------------ ranking a person's searches
+
+
+@pytest.fixture
+def ranked(tmp_path: Path) -> Iterator[ArchiveProvider]:
+    writer = ArchiveProvider(tmp_path, session_id="earlier")
+    for user, reply in RANKED:
+        writer.sync_turn(user, reply)
+    writer.shutdown()
+    reader = ArchiveProvider(tmp_path, session_id="now")
+    yield reader
+    reader.shutdown()
+
+
+@pytest.mark.parametrize(("query", "groups"), SEARCHES)
+def test_items_holding_every_word_come_first_and_words_match_their_forms(
+    ranked: ArchiveProvider, query: str, groups: list[list[str]]
+) -> None:
+    texts = [item.text for item in ranked.search_items(query, 10)]
+    assert ranked_as_expected(texts, groups) is None, ranked_as_expected(texts, groups)
+
+
+@pytest.mark.parametrize(("query", "marker"), NOT_FOUND)
+def test_a_word_never_matches_a_shorter_word(
+    ranked: ArchiveProvider, query: str, marker: str
+) -> None:
+    assert not any(marker in item.text for item in ranked.search_items(query, 10))
+
+
+def test_recall_stays_exact_while_search_matches_forms(ranked: ArchiveProvider) -> None:
+    """The unasked recall keeps its bar on exact terms (an ordinary message recalls nothing);
+    only a person's (or a model's) search matches other forms of a word."""
+    assert ranked.prefetch_items("test slow") == []
+    assert ranked.search_items("test slow", 3)[0].text.endswith("moved to disk.")
+
+
+# ------------------------------------------------------------------ nothing made by looking
+
+
+def test_looking_creates_nothing_and_the_first_write_creates_a_private_archive(
+    tmp_path: Path,
+) -> None:
+    provider = ArchiveProvider(tmp_path, session_id="s")
+    try:
+        assert provider.search_items("anything at all", 5) == []
+        assert provider.prefetch_items("kubernetes helm charts rollout") == []
+        assert provider.list_items() == [] and provider.get("1") is None
+        assert provider.delete("1") is False
+        provider.check()
+        assert not (tmp_path / ".my_agent_core").exists(), "reading made files"
+        provider.sync_turn("first", "write")
+        path = archive_path(tmp_path, create=False)
+        assert path.is_file() and (path.stat().st_mode & 0o777) == 0o600
+        ignore = (tmp_path / ".my_agent_core" / ".gitignore").read_text().splitlines()
+        assert "/*" in ignore and not any("archive" in line for line in ignore)  # allow-list
+        assert provider.search_items("first", 5)
+    finally:
+        provider.shutdown()
+
+
+def test_cli_failures_are_one_line_and_exit_2(filled: Path) -> None:
+    for args in (["--provider", "nosuch", "x"], ["--provider", "none", "x"]):
+        done = _recall(filled, *args)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith("my-agent: ")
+    assert _recall(filled, "--provider", "archive", "Fastlane").returncode == 0  # the benign twin

@@ -121,6 +121,7 @@ def test_a_lock_held_forever_delays_but_loses_nothing(tmp_path: Path) -> None:
     provider = ArchiveProvider(tmp_path, session_id="s")
     manager = MemoryManager(timeout_s=5.0)
     manager.add_provider(provider)
+    manager.sync_turn("before the lock", "creates the archive (made by the first write only)")
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(archive_path(tmp_path))],
         stdin=subprocess.PIPE,
@@ -140,4 +141,4 @@ def test_a_lock_held_forever_delays_but_loses_nothing(tmp_path: Path) -> None:
     manager.sync_turn("second after release", "both land")
     assert provider.pending == 0
     manager.shutdown()
-    assert _consistent(tmp_path) == 2
+    assert _consistent(tmp_path) == 3

@@ -97,7 +97,10 @@ def make_key(ws: Path) -> None:
 
 
 def open_archive(ws: Path) -> None:
-    ArchiveProvider(ws).shutdown()
+    """The archive's first write (it is made by the first write, never by a read)."""
+    archive = ArchiveProvider(ws)
+    archive.sync_turn("Which port does the app use?", "It listens on 8080.")
+    archive.shutdown()
 
 
 def open_lock(ws: Path) -> None:

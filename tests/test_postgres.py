@@ -1,22 +1,32 @@
 """The postgres provider against a REAL PostgreSQL server (a throwaway cluster on a unix socket):
-the same recall as the SQLite archive, CJK, projects kept apart, a versioned schema migrated forward
-only, concurrent writers from two processes, and a server that is down reported once."""
+the same recall and search ranking as the SQLite archive, CJK, projects kept apart, a versioned
+schema migrated forward only, concurrent writers from two processes, and failures that say so: a
+wrong host, port, role or database or a malformed DSN is one `my-agent:` line and exit 2 for
+`my-agent recall` and `my-agent mcp`; a server stopped mid-session is a tool error, never an empty
+result; what a remove took out meanwhile is archived from the journal once the server is back."""
 
 from __future__ import annotations
 
 import itertools
+import json
+import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import CallToolResult, Implementation, TextContent
 
 from my_agent_core.memory.providers import ProviderContext, build_manager
 from my_agent_core.memory.providers.indexed import ArchiveError
 from my_agent_core.memory.providers.postgres import SCHEMA_VERSION, PostgresProvider
 from tests.support.postgres import PgCluster, throwaway_cluster, unavailable
+from tests.support.ranking import ARCHIVED as RANKED
+from tests.support.ranking import NOT_FOUND, SEARCHES, ranked_as_expected
 from tests.support.recall_corpus import RELATED, REMOVED, TURNS, UNRELATED
 
 pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
@@ -162,7 +172,9 @@ def test_two_machines_write_the_same_project(dsn: str) -> None:
         reader.shutdown()
 
 
-def test_a_server_that_is_down_is_reported_once(tmp_path: Path) -> None:
+def test_a_server_that_is_down_is_reported_once_per_outage(tmp_path: Path) -> None:
+    """Unreachable is not broken: each call tries again (a restarted server is used at once), and
+    the chat hears about the outage once."""
     errors: list[str] = []
     settings = {"provider": "postgres", "postgresDsn": f"host={tmp_path} dbname=nothing"}
     manager = build_manager(
@@ -172,8 +184,9 @@ def test_a_server_that_is_down_is_reported_once(tmp_path: Path) -> None:
     assert manager.active, "the connection is made on first use, not at session start"
     assert manager.recall("what port does the staging database use?") == ""
     manager.sync_turn("a", "b")
-    assert not manager.active and len(errors) == 1
-    assert "Cannot connect to the PostgreSQL archive" in errors[0]
+    assert manager.active and manager.broken is None and len(errors) == 1
+    assert "Cannot connect to the PostgreSQL archive" in errors[0] and "unavailable" in errors[0]
+    manager.shutdown()
 
 
 def test_a_missing_dsn_says_how_to_set_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -184,3 +197,206 @@ def test_a_missing_dsn_says_how_to_set_one(tmp_path: Path, monkeypatch: pytest.M
         on_error=lambda _name, message: errors.append(message),
     )
     assert not manager.active and "MY_AGENT_PG_DSN" in errors[0]
+
+
+# ------------------------------------------------------------------ a person's searches
+
+
+@pytest.fixture(scope="module")
+def ranked(cluster: PgCluster) -> Iterator[PostgresProvider]:
+    dsn = cluster.create_database("ranked")
+    writer = PostgresProvider(dsn, "proj", session_id="earlier")
+    for user, reply in RANKED:
+        writer.sync_turn(user, reply)
+    writer.shutdown()
+    reader = PostgresProvider(dsn, "proj", session_id="now")
+    yield reader
+    reader.shutdown()
+
+
+@pytest.mark.parametrize(("query", "groups"), SEARCHES)
+def test_items_holding_every_word_come_first_and_words_match_their_forms(
+    ranked: PostgresProvider, query: str, groups: list[list[str]]
+) -> None:
+    texts = [item.text for item in ranked.search_items(query, 10)]
+    assert ranked_as_expected(texts, groups) is None, ranked_as_expected(texts, groups)
+
+
+@pytest.mark.parametrize(("query", "marker"), NOT_FOUND)
+def test_a_word_never_matches_a_shorter_word(
+    ranked: PostgresProvider, query: str, marker: str
+) -> None:
+    assert not any(marker in item.text for item in ranked.search_items(query, 10))
+
+
+# ------------------------------------------------------------------ failures that say so
+
+
+def bad_dsns(cluster: PgCluster) -> dict[str, str]:
+    socket = cluster.socket_dir
+    return {
+        "wrong host": "host=/nonexistent/socket/dir dbname=postgres user=test",
+        "wrong port": f"host={socket} port=1 dbname=postgres user=test",
+        "wrong role": f"host={socket} dbname=postgres user=nobody_here",
+        "wrong database": f"host={socket} dbname=no_such_database user=test",
+        "malformed": "host=/tmp dbname=x sslmode=sometimes unknown_option=1",
+    }
+
+
+def _env(**extra: str) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MY_AGENT_")}
+    return clean | extra
+
+
+def _run(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "my_agent_core", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+
+
+def _one_line(done: subprocess.CompletedProcess[str], prefix: str) -> str:
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(prefix), done.stderr
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "case", ["wrong host", "wrong port", "wrong role", "wrong database", "malformed"]
+)
+def test_recall_against_a_server_it_cannot_use_is_one_line_and_exit_2(
+    cluster: PgCluster, tmp_path: Path, case: str
+) -> None:
+    done = _run(
+        "recall", "--provider", "postgres", "staging", "port",
+        cwd=tmp_path, env=_env(MY_AGENT_PG_DSN=bad_dsns(cluster)[case]),
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert "PostgreSQL archive" in _one_line(done, "my-agent: ")
+
+
+def test_recall_against_the_right_server_answers(filled: str, tmp_path: Path) -> None:
+    env = _env(MY_AGENT_PG_DSN=filled, MY_AGENT_PG_PROJECT="proj")
+    found = _run("recall", "--provider", "postgres", "staging", "port", cwd=tmp_path, env=env)
+    assert found.returncode == 0 and "6543" in found.stdout, found.stderr
+    nothing = _run("recall", "--provider", "postgres", "zebra", "xylophone", cwd=tmp_path, env=env)
+    assert nothing.returncode == 1 and nothing.stderr == ""
+
+
+@pytest.mark.parametrize("case", ["wrong port", "wrong role", "malformed"])
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_mcp_with_a_server_it_cannot_use_exits_2_at_start(
+    cluster: PgCluster, tmp_path: Path, case: str, how: str
+) -> None:
+    (tmp_path / "ws").mkdir()
+    chosen = {"MY_AGENT_MEMORY_PROVIDER": "postgres"} if how == "environment" else {}
+    flag = ["--provider", "postgres"] if how == "flag" else []
+    done = _run(
+        "mcp", *flag, cwd=tmp_path / "ws",
+        env=_env(MY_AGENT_PG_DSN=bad_dsns(cluster)[case], **chosen),
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert "cannot be used" in _one_line(done, "my-agent mcp: ")
+    assert list((tmp_path / "ws").iterdir()) == []
+
+
+def _params(workspace: Path, dsn: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "my_agent_core", "mcp"],
+        cwd=str(workspace),
+        env={  # what an MCP client's `env` block passes
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
+            "MY_AGENT_MEMORY_PROVIDER": "postgres",
+            "MY_AGENT_PG_DSN": dsn,
+            "MY_AGENT_PG_PROJECT": "team",
+        },
+    )
+
+
+@asynccontextmanager
+async def mcp_session(workspace: Path, dsn: str) -> AsyncIterator[Client]:
+    async with Client(
+        _params(workspace, dsn),
+        client_info=Implementation(name="pg-test", version="1"),
+        mode="legacy",
+        read_timeout_seconds=60,
+    ) as client:
+        yield client
+
+
+def text_of(result: CallToolResult) -> str:
+    assert isinstance(result.content[0], TextContent)
+    return result.content[0].text
+
+
+async def memory(client: Client, action: str, **fields: str) -> CallToolResult:
+    return await client.call_tool("memory", {"target": "memory", "action": action, **fields})
+
+
+@pytest.fixture
+def own_cluster() -> Iterator[PgCluster]:
+    """A cluster this test may stop and start."""
+    with throwaway_cluster() as running:
+        yield running
+
+
+LOST = "The billing worker parks failed invoices in dead_letters after three retries."
+ALSO = "Staging deploys go through the staging-eu Helm release."
+LATER = "The nightly export writes parquet files to s3://exports-nightly."
+
+
+async def test_a_server_lost_mid_session_is_a_tool_error_and_removals_catch_up(
+    own_cluster: PgCluster, tmp_path: Path
+) -> None:
+    dsn = own_cluster.dsn()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    backlog = workspace / ".my_agent_core" / "archive" / "unarchived.json"
+    async with mcp_session(workspace, dsn) as client:
+        for entry in (LOST, ALSO, LATER):
+            assert not (await memory(client, "add", content=entry)).is_error
+        none = await client.call_tool("memory_search", {"query": "dead_letters invoices"})
+        assert not none.is_error and "No archived item matches" in text_of(none)
+
+        own_cluster.stop()
+        failed = await client.call_tool("memory_search", {"query": "dead_letters invoices"})
+        assert failed.is_error, "a lost server is an error, never an empty result"
+        assert "could not be searched" in text_of(failed) and "PostgreSQL" in text_of(failed)
+        removed = await memory(client, "remove", old_text="dead_letters")
+        assert not removed.is_error, "memory itself is changed while the archive is down"
+        assert "Removed" in text_of(removed) or "removed" in text_of(removed)
+        assert "could not take what this change removed" in text_of(removed)
+        assert json.loads(backlog.read_text())["records"], "the journal record waits"
+
+        own_cluster.start()
+        assert not (await memory(client, "remove", old_text="staging-eu")).is_error
+        found = await client.call_tool("memory_search", {"query": "dead_letters invoices"})
+        assert not found.is_error and LOST in text_of(found), text_of(found)
+        assert "removed from MEMORY.md (remove)" in text_of(found)
+        assert not backlog.exists(), "caught up: nothing waits any more"
+
+        # a remove made by a process that ends while the server is down ...
+        own_cluster.stop()
+        assert not (await memory(client, "remove", old_text="parquet")).is_error
+    assert backlog.exists()
+    own_cluster.start()
+    async with mcp_session(workspace, dsn) as client:  # ... is archived by the next one to start
+        for _ in range(50):
+            found = await client.call_tool("memory_search", {"query": "parquet exports nightly"})
+            if LATER in text_of(found):
+                break
+        assert LATER in text_of(found) and not found.is_error
+    assert not backlog.exists()
+    import psycopg
+
+    with psycopg.connect(dsn) as db:  # each removed entry archived exactly once
+        rows = db.execute("SELECT text_a FROM my_agent_items WHERE kind = 'memory'").fetchall()
+    assert sorted(text for (text,) in rows) == sorted([LOST, ALSO, LATER])

@@ -213,7 +213,12 @@ def test_a_fifo_at_the_ignore_file_never_blocks_the_cli(repo: GitRepo, fifo: Pat
 def test_a_fifo_at_the_ignore_file_never_blocks_the_archive_or_a_session(
     repo: GitRepo, fifo: Path
 ) -> None:
-    finishes(lambda: ArchiveProvider(repo.path).shutdown())
+    def first_archive_write() -> None:
+        archive = ArchiveProvider(repo.path)
+        archive.sync_turn("Which port does the app use?", "It listens on 8080.")
+        archive.shutdown()
+
+    finishes(first_archive_write)
     assert (repo.path / ".my_agent_core" / "archive" / "archive.sqlite3").is_file()
     finishes(lambda: by_session(repo))
     assert (repo.path / ".my_agent_core" / "sessions" / "firstwrite.jsonl").is_file()

@@ -6,9 +6,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from my_agent_core.agent import AgentCancelled
+from my_agent_core.agent.provider_session import NO_REPLY, SessionProvider
 from my_agent_core.memory import MemoryStore
 from my_agent_core.memory.providers import (
     MemoryManager,
@@ -17,7 +20,11 @@ from my_agent_core.memory.providers import (
     RecallItem,
     SearchHit,
 )
+from my_agent_core.memory.providers.archive import ArchiveProvider
+from my_agent_core.memory.providers.backlog import BACKLOG_FILE, Backlog
+from my_agent_core.memory.providers.base import ProviderFailed, ProviderUnavailable
 from my_agent_core.memory.providers.recall import CLOSE_TAG, OPEN_TAG
+from tests.support.fixtures import *  # noqa: F403
 
 
 class Recorder(MemoryProvider):
@@ -271,3 +278,202 @@ def test_shutdown_reaches_the_provider_once() -> None:
     m.shutdown()
     m.shutdown()
     assert seen == ["shutdown"] and not m.active
+
+
+# ------------------------------------------------------------------ failures that say so
+
+
+class Switchable(MemoryProvider):
+    """A provider whose server can be taken down: then every hook raises ProviderUnavailable."""
+
+    name = "switchable"
+
+    def __init__(self) -> None:
+        self.down = False
+        self.archived: list[tuple[str, str, str | None]] = []
+
+    def _reach(self) -> None:
+        if self.down:
+            raise ProviderUnavailable("the server is down")
+
+    def on_memory_write(
+        self, target: str, action: str, before: str | None, after: str | None
+    ) -> None:
+        self._reach()
+        if before is not None:
+            self.archived.append((target, action, before))
+
+    def search(self, query: str, limit: int) -> list[SearchHit]:
+        self._reach()
+        return []
+
+    def check(self) -> None:
+        self._reach()
+
+
+def test_an_unreachable_provider_is_an_error_for_a_search_never_an_empty_result(
+    errors: list[tuple[str, str]],
+) -> None:
+    provider = Switchable()
+    manager = MemoryManager(on_error=lambda n, m: errors.append((n, m)))
+    manager.add_provider(provider)
+    try:
+        assert manager.search_checked("anything", 5) == []  # reachable: an honest empty answer
+        manager.check()
+        provider.down = True
+        with pytest.raises(ProviderFailed, match="the server is down"):
+            manager.search_checked("anything", 5)
+        with pytest.raises(ProviderFailed, match="cannot be used: the server is down"):
+            manager.check()
+        assert manager.search("anything", 5) == []  # the forgiving hook still never raises
+        assert manager.active and manager.broken is None, "unreachable is not broken"
+        assert len(errors) == 1 and "unavailable" in errors[0][1], "one notice per outage"
+        provider.down = False
+        assert manager.search_checked("anything", 5) == []
+        provider.down = True
+        manager.search("again", 5)
+        assert len(errors) == 2, "a new outage is a new notice"
+    finally:
+        manager.shutdown()
+
+
+def test_a_removal_the_provider_missed_is_caught_up_from_the_journal(tmp_path: Path) -> None:
+    provider = Switchable()
+    manager = MemoryManager(backlog=Backlog(tmp_path))
+    manager.add_provider(provider)
+    store = MemoryStore(
+        tmp_path / ".my_agent_core" / "memory",
+        on_write=manager.memory_write_listener(history=lambda: store.log(limit=200)),
+    )
+    try:
+        store.add("memory", "Deploys go through make ship")
+        store.add("memory", "The cache lives in /var/cache/app")
+        provider.down = True
+        assert store.remove("memory", "make ship").startswith("Removed"), "memory still changes"
+        assert manager.unarchived == 1 and provider.archived == []
+        assert len(Backlog(tmp_path).pending()) == 1
+        provider.down = False
+        store.remove("memory", "/var/cache/app")  # the next write catches up
+        assert [before for _, _, before in provider.archived] == [
+            "The cache lives in /var/cache/app",
+            "Deploys go through make ship",
+        ]
+        assert (
+            Backlog(tmp_path).pending() == []
+            and not (tmp_path / ".my_agent_core" / "archive" / BACKLOG_FILE).exists()
+        )
+    finally:
+        manager.shutdown()
+
+
+def test_another_process_catches_up_what_one_that_ended_missed(tmp_path: Path) -> None:
+    mem_dir = tmp_path / ".my_agent_core" / "memory"
+    down = Switchable()
+    down.down = True
+    first = MemoryManager(backlog=Backlog(tmp_path))
+    first.add_provider(down)
+    store = MemoryStore(mem_dir, on_write=first.memory_write_listener())
+    store.add("user", "Prefers tabs")
+    store.replace("user", "tabs", "Prefers spaces")
+    first.shutdown()  # the process ends with the provider down
+    store.close()
+
+    up = Switchable()
+    later = MemoryManager(backlog=Backlog(tmp_path))
+    later.add_provider(up)
+    try:
+        journal = MemoryStore(mem_dir)
+        assert later.catch_up(lambda: journal.log(limit=200)) == 1
+        assert up.archived == [("user", "replace", "Prefers tabs")]
+        assert later.catch_up(lambda: journal.log(limit=200)) == 0, "each record once"
+    finally:
+        later.shutdown()
+
+
+def test_a_missed_record_no_longer_in_the_journal_is_reported_not_invented(
+    tmp_path: Path, errors: list[tuple[str, str]]
+) -> None:
+    Backlog(tmp_path).add(["gone-record-id"])
+    provider = Switchable()
+    manager = MemoryManager(backlog=Backlog(tmp_path), on_error=lambda n, m: errors.append((n, m)))
+    manager.add_provider(provider)
+    try:
+        assert manager.catch_up(list) == 0
+        assert provider.archived == [] and Backlog(tmp_path).pending() == []
+        assert len(errors) == 1 and "was not archived" in errors[0][1]
+    finally:
+        manager.shutdown()
+
+
+def test_the_backlog_refuses_junk_and_keeps_two_writers_ids(tmp_path: Path) -> None:
+    backlog = Backlog(tmp_path)
+    assert backlog.pending() == [] and not (tmp_path / ".my_agent_core").exists()
+    backlog.add(["ok-1", "../../etc", "x" * 200, "ok-2", "ok-1"])
+    Backlog(tmp_path).add(["ok-3"])
+    assert backlog.pending() == ["ok-1", "ok-2", "ok-3"]
+    path = tmp_path / ".my_agent_core" / "archive" / BACKLOG_FILE
+    assert (path.stat().st_mode & 0o777) == 0o600
+    path.write_text("{not json")
+    assert backlog.pending() == []
+
+
+# ------------------------------------------------------------------ a stopped turn
+
+
+def test_a_turn_without_a_reply_is_archived_when_the_next_starts_or_the_session_ends(
+    tmp_path: Path,
+) -> None:
+    provider = ArchiveProvider(tmp_path, session_id="s")
+    manager = MemoryManager()
+    manager.add_provider(provider)
+    emitted: list[dict[str, object]] = []
+    session = SessionProvider(manager, emitted.append)
+    session.recall("Why is the slow test suite slow?", [])  # stopped: no sync_turn
+    session.recall("Try again: why is the slow test suite slow?", [])
+    session.sync_turn("Try again: why is the slow test suite slow?", "The fixtures hit the disk.")
+    session.recall("And the lint step?", [])  # stopped too
+    session.recall("And the lint step?", [])  # the same message again: a retry, not a new turn
+    session.end_session([])
+    items = provider.list_items(10)
+    manager.shutdown()
+    texts = sorted(item.text for item in items)
+    assert texts == sorted(
+        [
+            f"user: Why is the slow test suite slow?\nassistant: {NO_REPLY}",
+            "user: Try again: why is the slow test suite slow?\nassistant: The fixtures hit the disk.",
+            f"user: And the lint step?\nassistant: {NO_REPLY}",
+        ]
+    )
+
+
+def test_a_stopped_turn_of_a_real_agent_is_found_by_recall(
+    tmp_path: Path, fake: Any, make_agent: Any
+) -> None:
+    """Stop mid-reply, go on: the stopped message is in the archive, found by one of its words."""
+    manager = MemoryManager()
+    manager.add_provider(ArchiveProvider(tmp_path, session_id="s1"))
+    agent = make_agent(provider=manager, session_id="s1")
+    fake.add({"content": "streaming forever", "chunk_size": 4, "hang_after_chunks": 3})
+    fake.add({"content": "Use pytest -n auto."})
+    streaming = threading.Event()
+
+    def listen(event: dict[str, Any]) -> None:
+        if event["kind"] == "delta":
+            streaming.set()
+
+    agent.on_event = listen
+    stopper = threading.Thread(target=lambda: (streaming.wait(10), agent.cancel()))
+    stopper.start()
+    with pytest.raises(AgentCancelled):
+        agent.run("Why is the slow test suite slow?")
+    stopper.join()
+    assert agent.run("How do I run tests in parallel?") == "Use pytest -n auto."
+    reader = ArchiveProvider(tmp_path)
+    try:
+        (stopped,) = reader.search_items("slow", 5)
+        assert stopped.text == f"user: Why is the slow test suite slow?\nassistant: {NO_REPLY}"
+        assert reader.search_items("slow test suite", 5)[0].id == stopped.id
+    finally:
+        reader.shutdown()
+        agent.close()
+        manager.shutdown()

@@ -58,11 +58,18 @@ def unavailable() -> str | None:
 
 @dataclass(frozen=True)
 class PgCluster:
-    """A running cluster: `dsn` reaches its `postgres` database as the superuser `test`."""
+    """A running cluster: `dsn` reaches its `postgres` database as the superuser `test`; `stop()`
+    and `start()` take it down and bring it back (a server that goes away mid-session)."""
 
     root: Path
     socket_dir: Path
     user: str = "test"
+
+    def stop(self) -> None:
+        _pg_ctl(self.root, "-m", "fast", "-w", "stop")
+
+    def start(self) -> None:
+        _start(self.root, self.socket_dir)
 
     def dsn(self, dbname: str = "postgres") -> str:
         return f"host={self.socket_dir} dbname={dbname} user={self.user}"
@@ -85,7 +92,7 @@ def throwaway_cluster() -> Iterator[PgCluster]:
     binaries = bin_dir()
     assert binaries is not None
     root = Path(tempfile.mkdtemp(prefix="pgtest-"))
-    data, sockets, log = root / "data", root / "sock", root / "server.log"
+    data, sockets = root / "data", root / "sock"
     sockets.mkdir()
     prefix = _run_as()
     if prefix:
@@ -98,17 +105,24 @@ def throwaway_cluster() -> Iterator[PgCluster]:
          "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"],
         check=True, capture_output=True, env=env,
     )  # fmt: skip
-    options = f"-k {sockets} -c listen_addresses='' -c fsync=off -c max_connections=40"
-    subprocess.run(
-        [*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log),
-         "-w", "-t", "60", "start"],
-        check=True, capture_output=True, env=env,
-    )  # fmt: skip
+    _start(root, sockets)
     try:
         yield PgCluster(root=root, socket_dir=sockets)
     finally:
-        subprocess.run(
-            [*prefix, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-            check=False, capture_output=True, env=env,
-        )  # fmt: skip
+        _pg_ctl(root, "-m", "immediate", "-w", "stop", check=False)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _start(root: Path, sockets: Path) -> None:
+    options = f"-k {sockets} -c listen_addresses='' -c fsync=off -c max_connections=40"
+    _pg_ctl(root, "-o", options, "-l", str(root / "server.log"), "-w", "-t", "60", "start")
+
+
+def _pg_ctl(root: Path, *args: str, check: bool = True) -> None:
+    binaries = bin_dir()
+    assert binaries is not None
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
+    subprocess.run(
+        [*_run_as(), str(binaries / "pg_ctl"), "-D", str(root / "data"), *args],
+        check=check, capture_output=True, env=env,
+    )  # fmt: skip

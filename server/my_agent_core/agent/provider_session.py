@@ -12,17 +12,20 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..memory.journal import MAX_RECORDS as JOURNAL_RECORDS
 from ..memory.providers import MemoryManager, make_memory_search_tool
 from ..memory.store import MemoryStore, WriteEvent, WriteListener
 from ..tools import Tool
 from .messages import Message
 
-__all__ = ["RECALL_CHARS", "SessionProvider", "WriteFanOut"]
+__all__ = ["NO_REPLY", "RECALL_CHARS", "SessionProvider", "WriteFanOut"]
 
 logger = logging.getLogger(__name__)
 
 #: At most this many characters of recalled memory go into one user message.
 RECALL_CHARS = 2000
+#: The reply archived with a turn that ended without one (stopped, or failed and not retried).
+NO_REPLY = "[no reply: the turn was stopped before it finished]"
 _ITEM_HEADER = "## Recalled item "
 
 Emit = Callable[[dict[str, Any]], None]
@@ -52,6 +55,7 @@ class SessionProvider:
         self._reported = False
         self._store: MemoryStore | None = None
         self._listener: WriteListener | None = None
+        self._unfinished: str | None = None  # the message of a turn that has no reply yet
 
     @property
     def active(self) -> bool:
@@ -66,7 +70,9 @@ class SessionProvider:
         if store is None or self._listener is not None:
             return
         self._store = store
-        self._listener = self.manager.memory_write_listener()
+        history = lambda: store.log(limit=JOURNAL_RECORDS)  # noqa: E731 (one expression, twice)
+        self._listener = self.manager.memory_write_listener(history=history)
+        self.manager.catch_up(history, wait=False)  # what an earlier write could not archive
         current = store.on_write
         if isinstance(current, WriteFanOut):
             current.listeners.append(self._listener)
@@ -81,7 +87,12 @@ class SessionProvider:
             fan_out.listeners.remove(listener)
 
     def recall(self, text: str, snapshot_entries: Sequence[str]) -> str:
-        """The `<recalled_memory>` block for this user message ("" most turns); emits `recall`."""
+        """The `<recalled_memory>` block for this user message ("" most turns); emits `recall`.
+        A turn starts here: the previous one, if it never got its reply, is archived first (the
+        same message sent again is a retry, not a second turn)."""
+        if self._unfinished is not None and self._unfinished != text:
+            self.manager.sync_turn(self._unfinished, NO_REPLY)
+        self._unfinished = text
         block = self.manager.recall(
             text, snapshot_entries=list(snapshot_entries), max_chars=RECALL_CHARS
         )
@@ -92,11 +103,16 @@ class SessionProvider:
         return block
 
     def sync_turn(self, user: str, reply: str) -> None:
+        self._unfinished = None
         self.manager.sync_turn(user, reply)
         self.check()
 
     def end_session(self, messages: Sequence[Message]) -> None:
-        """The session is over: hand its history to the provider, forget what was recalled."""
+        """The session is over: archive a turn that was stopped, hand the history to the provider,
+        forget what was recalled."""
+        if self._unfinished is not None:
+            self.manager.sync_turn(self._unfinished, NO_REPLY)
+            self._unfinished = None
         if len(messages) > 1:
             self.manager.on_session_end(messages)
         self.manager.new_session()

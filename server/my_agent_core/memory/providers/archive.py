@@ -4,7 +4,8 @@
 finished turns and the entries a replace or remove took out of MEMORY.md / USER.md. Two windows, the
 CLI and the MCP server may write it at once: WAL mode, `BEGIN IMMEDIATE` writes, a busy timeout shorter
 than the manager's hook limit. A process crash loses at most the turn being written (each item is one
-transaction). A database that cannot be read is moved aside with a clear message, never replaced in
+transaction). Nothing is created until the first item is stored: a folder that is only searched (a
+client listing tools, a Recall view opened) gets no archive and no private folder. A database that cannot be read is moved aside with a clear message, never replaced in
 place and never deleted; one made by a newer version is refused and left alone.
 """
 
@@ -26,6 +27,7 @@ from my_agent_core.memory.providers.indexed import (
     Candidate,
     IndexedArchiveProvider,
     NewItem,
+    SearchWord,
     item_from_row,
     items_by_id,
     parse_item_id,
@@ -87,14 +89,28 @@ def archive_path(folder: Path | str, *, create: bool = True) -> Path:
 
 
 class SqliteArchive:
-    """The SQLite storage of one archive (implements `ArchiveBackend`)."""
+    """The SQLite storage of one archive (implements `ArchiveBackend`).
 
-    def __init__(self, path: Path | str, *, report: Report | None = None) -> None:
+    An existing database is opened (checked, migrated) at once; a missing one is created by the
+    first write only (`prepare` first makes its folder), and until then every read finds nothing.
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        report: Report | None = None,
+        prepare: Callable[[], object] | None = None,
+    ) -> None:
         self.path = Path(path)
         self._report = report
+        self._prepare = prepare
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
-        self._open()
+        self._closed = False
+        refuse_odd_files(self.path)
+        if os.path.lexists(self.path):
+            self._open()
 
     # ---------------------------------------------------------------- opening
 
@@ -188,12 +204,24 @@ class SqliteArchive:
                 self._report(message)
 
     @contextlib.contextmanager
-    def _conn(self) -> Iterator[sqlite3.Connection]:
+    def _conn(self, *, create: bool = False) -> Iterator[sqlite3.Connection | None]:
+        """The open database (opened on first use), or None when there is none yet and `create`
+        is false: a reader finds nothing and makes nothing."""
         with self._lock:
+            if self._closed:
+                raise ArchiveError(f"The archive {self.path} is closed.")
             if self._db is None:
+                if not create and not os.path.lexists(self.path):
+                    yield None
+                    return
+                if self._prepare is not None:
+                    self._prepare()
+                self._open()
+            db = self._db
+            if db is None:
                 raise ArchiveError(f"The archive {self.path} is closed.")
             try:
-                yield self._db
+                yield db
             except sqlite3.OperationalError as exc:
                 if _is_busy(exc):
                     raise ArchiveBusy(
@@ -226,28 +254,30 @@ class SqliteArchive:
 
     def add(self, item: NewItem) -> str:
         terms = sorted(set(item.body.split()))
-        with self._conn() as db, _transaction(db):
-            cursor = db.execute(
-                "INSERT INTO items(kind, created, session, text_a, text_b, target, action) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    item.kind,
-                    item.created,
-                    item.session,
-                    item.a,
-                    item.b,
-                    item.target,
-                    item.action,
-                ),
-            )
-            rowid = cursor.lastrowid
-            db.execute("INSERT INTO items_fts(rowid, body) VALUES (?, ?)", (rowid, item.body))
-            db.executemany(
-                "INSERT INTO terms(term, df) VALUES (?, 1) "
-                "ON CONFLICT(term) DO UPDATE SET df = df + 1",
-                [(t,) for t in terms],
-            )
-            db.execute("UPDATE stats SET value = value + 1 WHERE key = 'items'")
+        with self._conn(create=True) as opened:
+            db = _must(opened)
+            with _transaction(db):
+                cursor = db.execute(
+                    "INSERT INTO items(kind, created, session, text_a, text_b, target, action) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        item.kind,
+                        item.created,
+                        item.session,
+                        item.a,
+                        item.b,
+                        item.target,
+                        item.action,
+                    ),
+                )
+                rowid = cursor.lastrowid
+                db.execute("INSERT INTO items_fts(rowid, body) VALUES (?, ?)", (rowid, item.body))
+                db.executemany(
+                    "INSERT INTO terms(term, df) VALUES (?, 1) "
+                    "ON CONFLICT(term) DO UPDATE SET df = df + 1",
+                    [(t,) for t in terms],
+                )
+                db.execute("UPDATE stats SET value = value + 1 WHERE key = 'items'")
         return str(rowid)
 
     def doc_freq(self, terms: Sequence[str]) -> tuple[dict[str, int], int]:
@@ -255,6 +285,8 @@ class SqliteArchive:
             return {}, 0
         marks = ",".join("?" * len(terms))
         with self._conn() as db:  # one statement, one snapshot: counts and total agree
+            if db is None:
+                return {}, 0
             rows = db.execute(
                 f"SELECT 0, term, df FROM terms WHERE term IN ({marks}) "
                 "UNION ALL SELECT 1, '', value FROM stats WHERE key = 'items'",
@@ -263,11 +295,37 @@ class SqliteArchive:
         counts = {str(t): int(df) for total, t, df in rows if not total}
         return counts, next((int(df) for total, _, df in rows if total), 0)
 
+    def prefix_freq(self, prefixes: Sequence[str]) -> dict[str, int]:
+        if not prefixes:
+            return {}
+        query = " UNION ALL ".join(
+            ["SELECT ?, coalesce(sum(df), 0) FROM terms WHERE term >= ? AND term < ?"]
+            * len(prefixes)
+        )  # a range of the primary key: the terms starting with the prefix, no scan
+        args = [v for p in prefixes for v in (p, p, p + _LAST_CHAR)]
+        with self._conn() as db:
+            if db is None:
+                return {}
+            rows = db.execute(query, args).fetchall()
+        return {str(prefix): int(total) for prefix, total in rows}
+
     def candidates(self, terms: Sequence[str], limit: int) -> list[Candidate]:
         if not terms:
             return []
-        match = " OR ".join(f'"{t}"' for t in terms)  # terms are letters and digits only
+        return self._match(" OR ".join(f'"{t}"' for t in terms), limit)  # letters, digits only
+
+    def search_candidates(
+        self, words: Sequence[SearchWord], limit: int, *, every: bool
+    ) -> list[Candidate]:
+        if not words:
+            return []
+        parts = [f'"{w.prefix}"*' if w.prefix else f'"{w.term}"' for w in words]
+        return self._match((" AND " if every else " OR ").join(parts), limit)
+
+    def _match(self, match: str, limit: int) -> list[Candidate]:
         with self._conn() as db:  # no join: a lookup per matched row would cost more than the match
+            if db is None:
+                return []
             rows = db.execute(
                 "SELECT rowid, body FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?",
                 (match, limit),
@@ -277,6 +335,8 @@ class SqliteArchive:
     def items(self, item_ids: Sequence[str]) -> list[RecallItem]:
         def fetch(ids: list[int]) -> Sequence[Sequence[object]]:
             with self._conn() as db:
+                if db is None:
+                    return []
                 rows: Sequence[Sequence[object]] = db.execute(
                     f"SELECT {_COLUMNS} FROM items WHERE id IN ({','.join('?' * len(ids))})", ids
                 ).fetchall()
@@ -286,6 +346,8 @@ class SqliteArchive:
 
     def containing(self, needle: str, limit: int) -> list[RecallItem]:
         with self._conn() as db:
+            if db is None:
+                return []
             rows = db.execute(
                 f"SELECT {_COLUMNS} FROM items WHERE instr(lower(text_a), lower(?)) > 0 "
                 "OR instr(lower(coalesce(text_b, '')), lower(?)) > 0 ORDER BY created DESC LIMIT ?",
@@ -298,11 +360,15 @@ class SqliteArchive:
         if rowid is None:
             return None
         with self._conn() as db:
+            if db is None:
+                return None
             row = db.execute(f"SELECT {_COLUMNS} FROM items WHERE id = ?", (rowid,)).fetchone()
         return item_from_row(row) if row else None
 
     def list_items(self, limit: int, offset: int, kind: ItemKind | None) -> list[RecallItem]:
         with self._conn() as db:
+            if db is None:
+                return []
             rows = db.execute(
                 f"SELECT {_COLUMNS} FROM items WHERE (? IS NULL OR kind = ?) "
                 "ORDER BY created DESC, id DESC LIMIT ? OFFSET ?",
@@ -310,29 +376,60 @@ class SqliteArchive:
             ).fetchall()
         return [item_from_row(row) for row in rows]
 
+    def items_after(self, item_id: int, limit: int) -> list[tuple[int, str, str, str | None]]:
+        """Up to `limit` items with an id above `item_id` as (id, kind, text_a, text_b), oldest
+        first: a walk through the whole archive (to give old items their vectors)."""
+        with self._conn() as db:
+            if db is None:
+                return []
+            rows = db.execute(
+                "SELECT id, kind, text_a, text_b FROM items WHERE id > ? ORDER BY id LIMIT ?",
+                (item_id, limit),
+            ).fetchall()
+        return [(int(i), str(k), str(a), None if b is None else str(b)) for i, k, a, b in rows]
+
+    def session_item_ids(self, session: str) -> set[int]:
+        """The ids of the items one chat session archived."""
+        with self._conn() as db:
+            if db is None:
+                return set()
+            rows = db.execute("SELECT id FROM items WHERE session = ?", (session,)).fetchall()
+        return {int(row[0]) for row in rows}
+
     def delete(self, item_id: str) -> bool:
         rowid = parse_item_id(item_id)
         if rowid is None:
             return False
-        with self._conn() as db, _transaction(db):
-            row = db.execute("SELECT body FROM items_fts WHERE rowid = ?", (rowid,)).fetchone()
-            gone = db.execute("DELETE FROM items WHERE id = ?", (rowid,)).rowcount
-            if not gone:
+        with self._conn() as db:
+            if db is None:
                 return False
-            if row is not None:
-                db.execute("DELETE FROM items_fts WHERE rowid = ?", (rowid,))
-                terms = [(t,) for t in sorted(set(str(row[0]).split()))]
-                db.executemany("UPDATE terms SET df = df - 1 WHERE term = ?", terms)
-                db.execute("DELETE FROM terms WHERE df <= 0")
-            db.execute("UPDATE stats SET value = max(0, value - 1) WHERE key = 'items'")
+            with _transaction(db):
+                row = db.execute("SELECT body FROM items_fts WHERE rowid = ?", (rowid,)).fetchone()
+                gone = db.execute("DELETE FROM items WHERE id = ?", (rowid,)).rowcount
+                if not gone:
+                    return False
+                if row is not None:
+                    db.execute("DELETE FROM items_fts WHERE rowid = ?", (rowid,))
+                    terms = [(t,) for t in sorted(set(str(row[0]).split()))]
+                    db.executemany("UPDATE terms SET df = df - 1 WHERE term = ?", terms)
+                    db.execute("DELETE FROM terms WHERE df <= 0")
+                db.execute("UPDATE stats SET value = max(0, value - 1) WHERE key = 'items'")
         return True
 
     def count(self) -> int:
         with self._conn() as db:
+            if db is None:
+                return 0
             return int(db.execute("SELECT count(*) FROM items").fetchone()[0])
+
+    def check(self) -> None:
+        """An existing archive was opened and checked when this backend was made; a missing one
+        is fine (the first write creates it)."""
+        refuse_odd_files(self.path)
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self._db is not None:
                 with contextlib.suppress(sqlite3.Error):
                     self._db.close()
@@ -350,8 +447,16 @@ class ArchiveProvider(IndexedArchiveProvider):
         report: Report | None = None,
         path: Path | str | None = None,
     ) -> None:
-        backend = SqliteArchive(path if path is not None else archive_path(folder), report=report)
+        if path is None:
+            backend = SqliteArchive(
+                archive_path(folder, create=False),
+                report=report,
+                prepare=lambda: archive_path(folder, create=True),
+            )
+        else:
+            backend = SqliteArchive(path, report=report)
         super().__init__(backend, name="archive", session_id=session_id)
+        self.sqlite = backend
         self.path = backend.path
 
 
@@ -363,6 +468,12 @@ def open_archive(folder: Path | str, *, report: Report | None = None) -> Archive
 # -------------------------------------------------------------------- helpers
 
 _COLUMNS = "id, kind, created, session, text_a, text_b, target, action"
+_LAST_CHAR = "\U0010ffff"  # sorts after every character: "abc" <= term < "abc\U0010ffff" = "abc..."
+
+
+def _must(db: sqlite3.Connection | None) -> sqlite3.Connection:
+    assert db is not None  # opened with create=True
+    return db
 
 
 def _statements(script: str) -> list[str]:

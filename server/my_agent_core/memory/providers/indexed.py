@@ -16,19 +16,26 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from my_agent_core.memory.paths import FILE_NAMES
-from my_agent_core.memory.providers.base import MemoryProvider
+from my_agent_core.memory.providers.base import MemoryProvider, ProviderUnavailable
 from my_agent_core.memory.providers.items import ItemKind, RecallItem, SearchHit
-from my_agent_core.memory.providers.relevance import Weights, evidence, passes, weigh
-from my_agent_core.memory.providers.text_index import index_text, is_cjk, query_terms
+from my_agent_core.memory.providers.relevance import evidence, passes, weigh
+from my_agent_core.memory.providers.text_index import (
+    index_text,
+    is_cjk,
+    query_terms,
+    search_prefix,
+)
 
 __all__ = [
     "MAX_FIELD_CHARS",
     "ArchiveBackend",
     "ArchiveBusy",
     "ArchiveError",
+    "ArchiveUnavailable",
     "Candidate",
     "IndexedArchiveProvider",
     "NewItem",
+    "SearchWord",
     "item_from_row",
     "items_by_id",
     "memory_source",
@@ -45,6 +52,8 @@ PREFETCH_TERMS = 8  # the rarest query terms the index is asked for
 PREFETCH_CANDIDATES = 10  # this session's own turns are dropped after ranking: a few spare
 MAX_PENDING = 200
 MAX_QUERY_CHARS = 8000  # a pasted log is judged by its head: folding megabytes per turn is waste
+SEARCH_WORDS = 16  # the most distinctive words of a search query that are looked up
+PREFIX_SHARE = 0.8  # a word found only in another form ("tests" for "test") weighs this much
 _CUT = "\n…[cut: the archive keeps the first {n:,} characters]"
 
 
@@ -54,6 +63,11 @@ class ArchiveError(RuntimeError):
 
 class ArchiveBusy(ArchiveError):
     """Another process held the archive's write lock past the busy timeout; retry later."""
+
+
+class ArchiveUnavailable(ArchiveError, ProviderUnavailable):
+    """The archive's server cannot be reached (down, wrong host, role or database): the call
+    fails, the provider stays on, the next call connects again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +83,24 @@ class NewItem:
     target: str | None
     action: str | None
     body: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchWord:
+    """A word of a search query: its index `term`, and the `prefix` its other forms share
+    (None: matched exactly; see `text_index.search_prefix`)."""
+
+    term: str
+    prefix: str | None
+
+    def found_in(self, terms: set[str] | frozenset[str]) -> float:
+        """1 when an item's terms hold the word, PREFIX_SHARE when only another form, else 0."""
+        if self.term in terms:
+            return 1.0
+        prefix = self.prefix
+        if prefix is not None and any(t.startswith(prefix) for t in terms):
+            return PREFIX_SHARE
+        return 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +123,20 @@ class ArchiveBackend(Protocol):
         """How many items hold each of `terms` (absent: none), and how many items there are."""
         ...
 
+    def prefix_freq(self, prefixes: Sequence[str]) -> dict[str, int]:
+        """For each prefix, how many items hold a term starting with it, at most (the sum of those
+        terms' counts: an item holding two of them counts twice)."""
+        ...
+
     def candidates(self, terms: Sequence[str], limit: int) -> list[Candidate]:
         """Up to `limit` items holding any of `terms`, best ranked first."""
+        ...
+
+    def search_candidates(
+        self, words: Sequence[SearchWord], limit: int, *, every: bool
+    ) -> list[Candidate]:
+        """Up to `limit` items holding every word (`every`) or any of them, in any of its forms
+        (a word with a prefix matches the terms starting with it), best ranked first."""
         ...
 
     def items(self, item_ids: Sequence[str]) -> list[RecallItem]:
@@ -112,6 +156,10 @@ class ArchiveBackend(Protocol):
 
     def delete(self, item_id: str) -> bool:
         """Remove an item from the archive and its index; False when there is no such item."""
+        ...
+
+    def check(self) -> None:
+        """Raise `ArchiveError` when the storage cannot be used (it is not created for that)."""
         ...
 
     def close(self) -> None: ...
@@ -237,25 +285,60 @@ class IndexedArchiveProvider(MemoryProvider):
         return [item.to_hit() for item in self.search_items(query, limit)]
 
     def search_items(self, query: str, limit: int) -> list[RecallItem]:
-        """Items matching `query`, best first: ranked by the same evidence as recall, with no bar."""
+        """Items matching `query`, best first: those holding every word of it first (in any form:
+        "tests" finds "test", "slow" finds "slowly"), then by how distinctive the words they hold
+        are; no relevance bar."""
+        return self.search_ranked(query, limit)[0]
+
+    def search_ranked(self, query: str, limit: int) -> tuple[list[RecallItem], frozenset[str]]:
+        """`search_items`, and the ids of the items that hold every word of the query (they come
+        first; a ranking merged with another keeps them first)."""
         limit = max(1, min(int(limit), 100))
         query = query[:MAX_QUERY_CHARS]
         terms = query_terms(query, keep_stopwords=True)
         if not terms or all(is_cjk(t) and len(t) == 1 for t in terms):
             needle = query.strip()
-            return self.backend.containing(needle, limit) if needle else []
-        doc_freq, items = self.backend.doc_freq(terms)
-        weights = weigh(doc_freq, items)
-        if not weights.by_term:
-            return []
-        found = self.backend.candidates(
-            weights.strong(16) or weights.rarest(16), max(limit * 3, 20)
+            found = self.backend.containing(needle, limit) if needle else []
+            return found, frozenset(item.id for item in found)
+        ranked, complete = self._ranked(terms, limit)
+        return self._read(ranked), complete
+
+    def _ranked(
+        self, terms: Sequence[str], limit: int
+    ) -> tuple[list[tuple[float, int, str]], frozenset[str]]:
+        """(score, -rank, id) of the best `limit` items for a search of `terms`, and the ids of
+        those holding every word."""
+        words = [SearchWord(term, search_prefix(term)) for term in terms]
+        exact, items = self.backend.doc_freq(terms)
+        by_prefix = self.backend.prefix_freq(sorted({w.prefix for w in words if w.prefix}))
+        weights = weigh(
+            {
+                w.term: min(items, by_prefix.get(w.prefix, 0)) if w.prefix else exact.get(w.term, 0)
+                for w in words
+            },
+            items,
         )
-        scored = [
-            (_matched_weight(c.body, weights), -rank, c.item_id) for rank, c in enumerate(found)
-        ]
-        scored.sort(reverse=True)
-        return self._read(scored[:limit])
+        present = [w for w in words if w.term in weights.by_term]
+        present = sorted(present, key=lambda w: -weights.by_term[w.term])[:SEARCH_WORDS]
+        if not present:
+            return [], frozenset()
+        pool = max(limit * 3, 20)
+        found = self.backend.search_candidates(present, pool, every=True)
+        if len(present) > 1 and len(found) < pool:  # then the items holding some of the words
+            seen = {c.item_id for c in found}
+            more = self.backend.search_candidates(present, pool, every=False)
+            found += [c for c in more if c.item_id not in seen]
+        ranked: list[tuple[int, float, int, str]] = []
+        for rank, candidate in enumerate(found):
+            held = frozenset(candidate.body.split())
+            shares = [(w, w.found_in(held)) for w in present]
+            matched = sum(1 for _, share in shares if share)
+            score = sum(weights.by_term[w.term] * share for w, share in shares)
+            ranked.append((matched, score, -rank, candidate.item_id))
+        ranked.sort(reverse=True)
+        best = ranked[:limit]
+        complete = frozenset(item_id for matched, _, _, item_id in best if matched == len(present))
+        return [(score, rank, item_id) for _, score, rank, item_id in best], complete
 
     def _read(self, scored: Sequence[tuple[float, int, str]]) -> list[RecallItem]:
         if not scored:
@@ -277,6 +360,9 @@ class IndexedArchiveProvider(MemoryProvider):
     def delete(self, item_id: str) -> bool:
         return self.backend.delete(item_id)
 
+    def check(self) -> None:
+        self.backend.check()
+
     def shutdown(self) -> None:
         with self._pending_lock:
             try:
@@ -290,11 +376,6 @@ class IndexedArchiveProvider(MemoryProvider):
                     len(self._pending),
                 )
         self.backend.close()
-
-
-def _matched_weight(body: str, weights: Weights) -> float:
-    """What a search ranks by: the weight of the query terms an item holds (no bar)."""
-    return sum(weights.by_term[t] for t in set(body.split()) & weights.by_term.keys())
 
 
 def with_score(item: RecallItem, score: float) -> RecallItem:

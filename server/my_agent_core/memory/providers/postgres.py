@@ -7,7 +7,9 @@ archive's terms (CJK pairs included) whatever its text-search configuration, in 
 
 The connection is opened, and the schema created or migrated (forward only, under an advisory lock,
 versioned in `my_agent_schema_version`), on first use on the manager's worker thread: a slow or
-unreachable server delays no session start and is bounded by the hook time limit. Requires the
+unreachable server delays no session start and is bounded by the hook time limit. A front end that
+must not start with a bad configuration (`my-agent mcp`, `my-agent recall`) calls `check()` first. A
+server that cannot be reached is `ArchiveUnavailable`: that call fails, the next one connects again. Requires the
 `postgres` extra (`pip install 'my-agent-core[postgres]'`, psycopg 3).
 """
 
@@ -23,9 +25,11 @@ from typing import TYPE_CHECKING
 from my_agent_core.memory.providers.indexed import (
     ArchiveBusy,
     ArchiveError,
+    ArchiveUnavailable,
     Candidate,
     IndexedArchiveProvider,
     NewItem,
+    SearchWord,
     item_from_row,
     items_by_id,
     parse_item_id,
@@ -77,6 +81,11 @@ MIGRATIONS: list[str] = [
     );
     CREATE TABLE my_agent_counts (project text PRIMARY KEY, items bigint NOT NULL);
     """,
+    # 2: the terms in code-point order, so "the terms starting with test" is a range of an index
+    # whatever the database's collation (a search word matches its other forms by prefix).
+    """
+    CREATE INDEX my_agent_terms_prefix ON my_agent_terms (project, (term COLLATE "C"));
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -112,9 +121,14 @@ class PostgresArchive:
 
         try:
             db = psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
-        except psycopg.Error as exc:
-            raise ArchiveError(
+        except psycopg.OperationalError as exc:  # down, wrong host, port, role or database
+            raise ArchiveUnavailable(
                 f"Cannot connect to the PostgreSQL archive: {_first_line(exc)}"
+            ) from None
+        except psycopg.Error as exc:  # a malformed DSN: no retry will help
+            raise ArchiveError(
+                f"Cannot connect to the PostgreSQL archive: {_first_line(exc)} (check "
+                f"{DSN_ENV} or myAgent.memory.postgresDsn)"
             ) from None
         try:
             db.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
@@ -159,7 +173,9 @@ class PostgresArchive:
                 with contextlib.suppress(Exception):
                     self._db.close()
                 self._db = None  # reconnect on the next call
-                raise ArchiveError(f"The PostgreSQL archive failed: {_first_line(exc)}") from None
+                raise ArchiveUnavailable(
+                    f"The connection to the PostgreSQL archive was lost: {_first_line(exc)}"
+                ) from None
 
     # ---------------------------------------------------------------- ArchiveBackend
 
@@ -209,10 +225,33 @@ class PostgresArchive:
             ).fetchone()
         return {str(t): _int(df) for t, df in rows}, _int(count[0]) if count else 0
 
+    def prefix_freq(self, prefixes: Sequence[str]) -> dict[str, int]:
+        if not prefixes:
+            return {}
+        with self._conn() as db:
+            rows = db.execute(
+                "SELECT p, coalesce(sum(t.df), 0) FROM unnest(%s::text[]) AS p "
+                "LEFT JOIN my_agent_terms t ON t.project = %s "
+                'AND t.term COLLATE "C" >= p AND t.term COLLATE "C" < p || chr(1114111) '
+                "GROUP BY p",
+                (list(prefixes), self.project),
+            ).fetchall()
+        return {str(prefix): _int(total) for prefix, total in rows}
+
     def candidates(self, terms: Sequence[str], limit: int) -> list[Candidate]:
         if not terms:
             return []
-        query = " | ".join(f"'{t}'" for t in terms)  # terms are letters and digits only
+        return self._match(" | ".join(f"'{t}'" for t in terms), limit)  # letters, digits only
+
+    def search_candidates(
+        self, words: Sequence[SearchWord], limit: int, *, every: bool
+    ) -> list[Candidate]:
+        if not words:
+            return []
+        parts = [f"'{w.prefix}':*" if w.prefix else f"'{w.term}'" for w in words]
+        return self._match((" & " if every else " | ").join(parts), limit)
+
+    def _match(self, query: str, limit: int) -> list[Candidate]:
         with self._conn() as db:
             rows = db.execute(
                 "SELECT id, body FROM my_agent_items, CAST(%s AS tsquery) AS q "
@@ -287,6 +326,12 @@ class PostgresArchive:
             )
         return True
 
+    def check(self) -> None:
+        """Connect (and create or migrate the schema) now: a wrong host, port, role or database or
+        a malformed DSN is an `ArchiveError` here, not an empty answer later."""
+        with self._conn():
+            pass
+
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
@@ -325,4 +370,5 @@ def _int(value: object) -> int:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line.removeprefix("connection is bad: ")

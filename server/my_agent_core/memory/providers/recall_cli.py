@@ -2,6 +2,11 @@
 
 Also `--list`, `--show ID` and `--delete ID`, so a person can read and prune what was archived. The
 module imports nothing heavy until the command runs, so registering it costs the CLI nothing.
+
+Exit codes: 0 with results, 1 when nothing matched (no archive yet, no such item), 2 when the archive
+cannot be used (bad usage, a PostgreSQL server that cannot be reached, a malformed DSN, a refused
+path): one `my-agent:` line on stderr, never a traceback, so a script never reads a failure as "no
+match".
 """
 
 from __future__ import annotations
@@ -33,6 +38,13 @@ def add_recall_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     parser.add_argument(
         "--provider", help="archive (default) or postgres (DSN from MY_AGENT_PG_DSN)"
     )
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        default=None,
+        help="also search by meaning (needs the `semantic` extra; MY_AGENT_SEMANTIC=1 does the "
+        "same)",
+    )
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--list", action="store_true", help="list items, newest first")
     what.add_argument("--show", metavar="ID", help="print one item in full")
@@ -41,7 +53,8 @@ def add_recall_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 with results, 1 when nothing matched (or no such item), 2 on bad usage."""
+    """Exit 0 with results, 1 when nothing matched (or no such item), 2 on bad usage or an archive
+    that cannot be used."""
     args.query = " ".join(args.query or []).strip()
     if not (args.query or args.list or args.show or args.delete):
         print("my-agent: recall needs a QUERY (or --list, --show ID, --delete ID)", file=sys.stderr)
@@ -49,14 +62,20 @@ def run(args: argparse.Namespace) -> int:
     try:
         archive = _open(args)
     except Exception as exc:  # a person's tool: say why, never a traceback
-        print(f"my-agent: {exc}", file=sys.stderr)
+        print(f"my-agent: {_one_line(exc)}", file=sys.stderr)
         return 2
     if archive is None:
         return 1
     try:
         return _dispatch(archive, args)
+    except Exception as exc:  # the archive failed mid-way (a server gone, a damaged file)
+        print(f"my-agent: {_one_line(exc)}", file=sys.stderr)
+        return 2
     finally:
-        archive.shutdown()
+        try:
+            archive.shutdown()
+        except Exception as exc:
+            print(f"my-agent: {_one_line(exc)}", file=sys.stderr)
 
 
 def _open(args: argparse.Namespace) -> IndexedArchiveProvider | None:
@@ -64,23 +83,63 @@ def _open(args: argparse.Namespace) -> IndexedArchiveProvider | None:
         ProviderContext,
         create_provider,
         provider_name,
+        semantic_enabled,
     )
 
     folder = _workspace_folder(args.dir if args.dir is not None else Path.cwd())
-    name = args.provider or provider_name()
+    name = (args.provider or provider_name()).strip()
+    semantic = args.semantic is True or semantic_enabled()
     if name == "archive":
         from my_agent_core.memory.providers.archive import archive_path, open_archive
 
         if not archive_path(folder, create=False).exists():
             print(f"my-agent: no archive yet in {folder}", file=sys.stderr)
             return None
-        return open_archive(folder, report=lambda message: print(message, file=sys.stderr))
+        if semantic:
+            return _semantic_archive(folder, explicit=args.semantic is True)
+        return open_archive(folder, report=_stderr)
     from my_agent_core.memory.providers.indexed import IndexedArchiveProvider
 
+    if semantic and args.semantic is True:
+        raise ValueError(f"--semantic works with the archive provider only, not {name!r}")
     provider = create_provider(name, ProviderContext(folder))
     if not isinstance(provider, IndexedArchiveProvider):
+        if provider is not None:
+            provider.shutdown()
         raise ValueError(f"the memory provider {name!r} has no archive to search from here")
+    try:
+        provider.check()  # a wrong host, role or database is an error, not "no match"
+    except BaseException:
+        provider.shutdown()
+        raise
     return provider
+
+
+def _semantic_archive(folder: Path, *, explicit: bool) -> IndexedArchiveProvider:
+    """The folder's archive searched by meaning too; the model is loaded now (a search needs it),
+    without a progress bar. Without the extra: an error when asked for, else keyword search."""
+    from my_agent_core.memory.providers import semantic
+    from my_agent_core.memory.providers.archive import open_archive
+
+    reason = semantic.unavailable()
+    if reason is not None:
+        if explicit:
+            raise ValueError(reason)
+        print(f"my-agent: {reason}; searching by keywords.", file=sys.stderr)
+        return open_archive(folder, report=_stderr)
+    return semantic.HybridArchiveProvider(
+        folder, embedder=semantic.MiniLMEmbedder(), report=_stderr
+    )
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error as one line a person can read."""
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
 
 
 def _dispatch(archive: IndexedArchiveProvider, args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
+from my_agent_core.memory.providers.backlog import Backlog
 from my_agent_core.memory.providers.base import (
     DEFAULT_TIMEOUT_S,
     ErrorCallback,
@@ -27,6 +28,7 @@ __all__ = [
     "DEFAULT_PROVIDER",
     "ENTRY_POINT_GROUP",
     "PROVIDER_ENV",
+    "SEMANTIC_ENV",
     "ProviderContext",
     "ProviderError",
     "ProviderFactory",
@@ -34,6 +36,7 @@ __all__ = [
     "create_provider",
     "provider_name",
     "provider_names",
+    "semantic_enabled",
 ]
 
 logger = logging.getLogger(__name__)
@@ -42,6 +45,8 @@ ENTRY_POINT_GROUP = "my_agent_core.memory_providers"
 DEFAULT_PROVIDER = "archive"
 OFF = "none"
 PROVIDER_ENV = "MY_AGENT_MEMORY_PROVIDER"
+SEMANTIC_ENV = "MY_AGENT_SEMANTIC"
+_ON = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -63,22 +68,34 @@ class ProviderError(RuntimeError):
     """A provider that cannot be found or started; the message says which and why."""
 
 
+def semantic_enabled(
+    settings: Mapping[str, object] | None = None, env: Mapping[str, str] | None = None
+) -> bool:
+    """The one switch of semantic recall: the `semantic` setting (the editor's
+    `myAgent.memory.semantic`, a command's `--semantic`) or MY_AGENT_SEMANTIC=1 in the environment
+    (the CLI, `my-agent mcp`, the Python API); either one turns it on."""
+    if (settings or {}).get("semantic") is True:
+        return True
+    environ = os.environ if env is None else env
+    return environ.get(SEMANTIC_ENV, "").strip().lower() in _ON
+
+
 def _archive(context: ProviderContext) -> MemoryProvider:
     from my_agent_core.memory.providers.archive import ArchiveProvider
 
-    if context.settings.get("semantic") is True:
+    if semantic_enabled(context.settings):
         from my_agent_core.memory.providers import semantic
 
         reason = semantic.unavailable()
         if reason is None:
             return semantic.HybridArchiveProvider(
                 context.folder,
-                embedder=semantic.MiniLMEmbedder(),
+                embedder=semantic.MiniLMEmbedder,  # loaded in the background, quietly
                 session_id=context.session_id,
                 report=context.report,
             )
         if context.report is not None:
-            context.report(f"myAgent.memory.semantic is on, but {reason}; using keyword recall.")
+            context.report(f"Semantic recall is on, but {reason}; using keyword recall.")
     return ArchiveProvider(context.folder, session_id=context.session_id, report=context.report)
 
 
@@ -174,7 +191,7 @@ def build_manager(
     """The MemoryManager of one chat session, with the configured provider (or none). Never raises:
     a provider that cannot start is logged and reported once through `on_error`."""
     chosen = name or provider_name(context.settings)
-    manager = MemoryManager(timeout_s=timeout_s, on_error=on_error)
+    manager = MemoryManager(timeout_s=timeout_s, on_error=on_error, backlog=Backlog(context.folder))
     if context.report is None and on_error is not None:
         context = ProviderContext(
             context.folder,

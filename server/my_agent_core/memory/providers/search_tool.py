@@ -1,18 +1,26 @@
 """`memory_search {query}`: the model searches the archive itself, on the never-throw tool layer.
 
 Results are archived text the model did not see this session, possibly from files or web pages, so
-each hit is scanned like recalled memory; an unsafe one is withheld and never quoted.
+each hit is scanned like recalled memory; an unsafe one is withheld and never quoted. A provider that
+fails, is unreachable or too slow is a tool error saying so, never "nothing matches".
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from my_agent_core.memory.providers.base import MemoryManager
+from my_agent_core.memory.providers.base import MemoryManager, ProviderFailed
 from my_agent_core.memory.safety import describe, scan
 from my_agent_core.tools import Tool
 
-__all__ = ["DEFAULT_LIMIT", "MAX_HIT_CHARS", "TOOL_NAME", "make_memory_search_tool"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_HIT_CHARS",
+    "MAX_LIMIT",
+    "TOOL_NAME",
+    "check_limit",
+    "make_memory_search_tool",
+]
 
 TOOL_NAME = "memory_search"
 DEFAULT_LIMIT = 5
@@ -37,14 +45,14 @@ def make_memory_search_tool(manager: MemoryManager, *, default_limit: int = DEFA
             raise ValueError("`query` is empty: pass a few words about what you are looking for.")
         if len(query) > MAX_QUERY_CHARS:
             query = query[:MAX_QUERY_CHARS]
-        limit = args.get("limit")
-        count = default_limit if limit is None else max(1, min(int(limit), MAX_LIMIT))
-        if not manager.active:
-            reason = f" ({manager.broken})" if manager.broken else ""
+        count = check_limit(args.get("limit"), default_limit)
+        try:
+            hits = manager.search_checked(query, count)
+        except ProviderFailed as exc:
             raise RuntimeError(
-                f"No memory archive is available in this session{reason}; carry on without it."
-            )
-        hits = manager.search(query, count)
+                f"The memory archive could not be searched: {exc}. This is not an empty result; "
+                "carry on without it or try again later."
+            ) from None
         if not hits:
             return f"No archived item matches {query!r}."
         lines: list[str] = []
@@ -72,6 +80,8 @@ def make_memory_search_tool(manager: MemoryManager, *, default_limit: int = DEFA
                 "query": {"type": "string", "description": "words to look for"},
                 "limit": {
                     "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_LIMIT,
                     "description": f"how many items (1-{MAX_LIMIT}, default {default_limit})",
                 },
             },
@@ -79,3 +89,16 @@ def make_memory_search_tool(manager: MemoryManager, *, default_limit: int = DEFA
         },
         handler,
     )
+
+
+def check_limit(value: object, default: int = DEFAULT_LIMIT) -> int:
+    """`limit` as sent (None: `default`); anything but a whole number from 1 to MAX_LIMIT is refused
+    with a message that says the range (a silent cap would hide a caller's mistake)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
+        raise ValueError(
+            f"`limit` must be a whole number from 1 to {MAX_LIMIT} (default {default}); got "
+            f"{value!r}."
+        )
+    return value

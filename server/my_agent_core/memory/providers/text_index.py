@@ -13,7 +13,15 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-__all__ = ["MAX_TERM_CHARS", "fold", "index_text", "is_cjk", "query_terms", "terms"]
+__all__ = [
+    "MAX_TERM_CHARS",
+    "fold",
+    "index_text",
+    "is_cjk",
+    "query_terms",
+    "search_prefix",
+    "terms",
+]
 
 MAX_TERM_CHARS = 64  # longer runs (hashes, base64) are noise in an index of conversation
 
@@ -123,3 +131,33 @@ def _is_weak(term: str) -> bool:
     if is_cjk(term):
         return len(term) < 2 or term in _CJK_STOP or any(ch in _CJK_PARTICLES for ch in term)
     return len(term) < 2 or term in _STOPWORDS
+
+
+# Endings a person's search word drops to match the other forms of the same word: (ending, the
+# shortest stem it may leave). "tests" -> test*, "slowly" -> slow*, "queries" -> quer*, "matches" ->
+# match*; "string" stays string* (str* would match everything that starts with "str").
+_ENDINGS = (("ies", 4), ("ing", 4), ("ed", 4), ("ly", 4), ("es", 3), ("s", 3))
+_SIBILANT = ("s", "x", "z", "ch", "sh")
+MIN_PREFIX = 3
+
+
+def search_prefix(term: str) -> str | None:
+    """The prefix a search word matches index terms by, or None when it is matched exactly.
+
+    Searching is for a person (or a model) who remembers a word, not its form: "slow" must find
+    "slower", "tests" must find "test". Only words of ASCII letters of 3+ characters get a prefix;
+    numbers ("6543"), mixed tokens ("v2") and CJK pairs are matched exactly. The ending is dropped
+    by a few English rules (no dictionary): a plural, -ing, -ed, -ly.
+    """
+    if len(term) < MIN_PREFIX or not (term.isascii() and term.isalpha()):
+        return None
+    for ending, shortest in _ENDINGS:
+        if not term.endswith(ending) or len(term) - len(ending) < shortest:
+            continue
+        stem = term[: -len(ending)]
+        if ending == "es" and not stem.endswith(_SIBILANT):
+            continue  # "files" -> file*, not fil*
+        if ending == "s" and stem.endswith("s"):
+            continue  # "class" is not a plural
+        return stem
+    return term
