@@ -12,7 +12,7 @@ import pytest
 
 from my_agent_core.lsp import params as P
 from my_agent_core.lsp.buffer_merge import buffer_with_changes
-from my_agent_core.lsp.chat import camel_event
+from my_agent_core.lsp.chat_events import chat_event
 from my_agent_core.lsp.convert import PositionConverter, line_index, minimal_edit
 from my_agent_core.lsp.folders import memory_file_of
 from my_agent_core.lsp.settings import Settings
@@ -137,18 +137,55 @@ def test_param_checks() -> None:
         P.opt_int({"n": 0}, "n", minimum=1, maximum=5)
 
 
-def test_camel_event() -> None:
-    event = camel_event(
-        "s1", {"kind": "done", "reply": "r", "usage": {"prompt_tokens": 3, "cache_hit_rate": 0.5}}
-    )
+def test_chat_event_gives_each_kind_its_wire_form() -> None:
+    usage = {
+        "prompt_tokens": 3,
+        "completion_tokens": 1,
+        "cached_tokens": None,
+        "requests": 1,
+        "cache_hit_rate": 0.5,
+    }
+    event = chat_event("s1", {"kind": "done", "reply": "r", "usage": usage})
     assert event == {
         "sessionId": "s1",
         "kind": "done",
         "reply": "r",
-        "usage": {"promptTokens": 3, "cacheHitRate": 0.5},
+        "usage": {
+            "promptTokens": 3,
+            "completionTokens": 1,
+            "cachedTokens": None,
+            "requests": 1,
+            "cacheHitRate": 0.5,
+        },
     }
-    call = camel_event("s", {"kind": "tool_call", "call_id": "c", "arguments": {"a": 1}})
-    assert call["callId"] == "c" and call["arguments"] == '{"a": 1}'
+    call = chat_event(
+        "s", {"kind": "tool_call", "call_id": "c", "name": "read_file", "arguments": '{"a": 1}'}
+    )
+    assert call == {
+        "sessionId": "s",
+        "kind": "tool_call",
+        "callId": "c",
+        "name": "read_file",
+        "arguments": '{"a": 1}',
+    }
+    error = chat_event("s", {"kind": "error", "message": "m", "errorKind": "http"})
+    assert error == {"sessionId": "s", "kind": "error", "message": "m", "errorKind": "http"}
+    plain = chat_event(
+        "s", {"kind": "usage", "prompt_tokens": 5, "completion_tokens": 2, "cached_tokens": 4}
+    )
+    assert "cacheDrop" not in plain
+    drop = {"reason": "expired", "expected": 9, "got": 0}
+    dropped = chat_event(
+        "s",
+        {
+            "kind": "usage",
+            "prompt_tokens": 5,
+            "completion_tokens": 2,
+            "cached_tokens": None,
+            "cache_drop": drop,
+        },
+    )
+    assert dropped["cacheDrop"] == drop
 
 
 def test_startup_does_not_import_the_agent_or_openai() -> None:

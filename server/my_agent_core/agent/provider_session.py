@@ -9,12 +9,12 @@ turns the manager's state into the session's events (`recall`, `provider_error`)
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ..memory.providers import MemoryManager, make_memory_search_tool
 from ..memory.store import MemoryStore, WriteEvent, WriteListener
 from ..tools import Tool
+from .events import EventCallback
 from .messages import Message
 
 __all__ = ["RECALL_CHARS", "SessionProvider", "WriteFanOut"]
@@ -24,8 +24,6 @@ logger = logging.getLogger(__name__)
 #: At most this many characters of recalled memory go into one user message.
 RECALL_CHARS = 2000
 _ITEM_HEADER = "## Recalled item "
-
-Emit = Callable[[dict[str, Any]], None]
 
 
 class WriteFanOut:
@@ -46,7 +44,7 @@ class WriteFanOut:
 class SessionProvider:
     """One agent's use of a `MemoryManager`: its hooks at the right moments, its events once."""
 
-    def __init__(self, manager: MemoryManager, emit: Emit) -> None:
+    def __init__(self, manager: MemoryManager, emit: EventCallback) -> None:
         self.manager = manager
         self._emit = emit
         self._reported = False

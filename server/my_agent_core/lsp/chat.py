@@ -28,13 +28,14 @@ from my_agent_core.memory.paths import TARGETS
 
 from .attachments import ContextRef, parse_context, read_attachments
 from .chat_build import BuiltSession, ModelClients, SessionBuilder
-from .chat_events import EventRouter, Turn, camel_event, camel_keys
+from .chat_events import EventRouter, Turn, chat_event, session_usage
 from .chat_sessions import history_json, info_json, meta_memory, open_session_store
 from .folders import FolderState
 from .params import (
     ENDPOINT_FAILED,
     INVALID_PARAMS,
     NO_MODEL,
+    REQUEST_CANCELLED,
     RequestError,
     cancelled,
     invalid,
@@ -59,12 +60,13 @@ from .uris import norm_path
 
 if TYPE_CHECKING:
     from my_agent_core.agent import Agent, SessionRecord, SessionStore
+    from my_agent_core.agent.errors import ErrorKind
     from my_agent_core.memory.providers import MemoryManager
     from my_agent_core.memory.store import MemoryStore
 
     from .server import MyAgentServer
 
-__all__ = ["SESSION_BUSY", "ChatManager", "ChatSession", "camel_event", "register"]
+__all__ = ["SESSION_BUSY", "ChatManager", "ChatSession", "chat_event", "error_code", "register"]
 
 logger = logging.getLogger(__name__)
 
@@ -158,28 +160,46 @@ def _context_files(value: object) -> list[ContextFileJson]:
 
 def usage_summary(agent: Agent) -> SessionUsage:
     """Session totals in protocol shape (`cachedTokens` / `cacheHitRate` null when unknown)."""
-    summary: SessionUsage = camel_keys(agent.usage.summary())
-    return summary
+    return session_usage(agent.usage.summary())
 
 
-def _error_code(exc: BaseException) -> int:
-    kind = getattr(exc, "kind", "")
-    if kind == "config":
-        return NO_MODEL
-    if kind == "invalid":
-        return INVALID_PARAMS
-    return ENDPOINT_FAILED
+def error_code(kind: ErrorKind) -> int:
+    """The JSON-RPC error code of a failed turn (docs/protocol.md); every kind is mapped here."""
+    match kind:
+        case "config":
+            return NO_MODEL
+        case "invalid":
+            return INVALID_PARAMS
+        case "cancelled":
+            return REQUEST_CANCELLED
+        case (
+            "agent"
+            | "busy"
+            | "closed"
+            | "timeout"
+            | "connection"
+            | "http"
+            | "stream"
+            | "protocol"
+            | "context_length"
+            | "empty_reply"
+            | "step_limit"
+        ):
+            return ENDPOINT_FAILED
+    # No fall-through: a kind without a case above is a "missing return" error for mypy.
 
 
 def _request_error(exc: BaseException) -> RequestError:
     """An agent or session error as the JSON-RPC error the protocol names."""
-    from my_agent_core.agent import SessionBusy, SessionError
+    from my_agent_core.agent import AgentError, SessionBusy, SessionError
 
     if isinstance(exc, SessionBusy):
         return RequestError(SESSION_BUSY, str(exc))
     if isinstance(exc, SessionError):
         return invalid(str(exc))
-    return RequestError(_error_code(exc), str(exc))
+    if isinstance(exc, AgentError):
+        return RequestError(error_code(exc.kind), str(exc))
+    return RequestError(ENDPOINT_FAILED, str(exc))
 
 
 class ChatManager:
@@ -333,12 +353,13 @@ class ChatManager:
             if done and not future.cancelled():
                 future.exception()  # retrieved: AgentCancelled (or the turn's own error)
             raise cancelled("the request was cancelled") from None
+        except RequestError:
+            raise
         except Exception as exc:
-            if getattr(exc, "kind", None) == "cancelled":
+            error = _request_error(exc)
+            if error.code == REQUEST_CANCELLED:  # AgentCancelled: answered as pygls' cancellation
                 raise cancelled(str(exc)) from exc
-            if isinstance(exc, RequestError):
-                raise
-            raise _request_error(exc) from exc
+            raise error from exc
         finally:
             router.close_turn(turn)
 

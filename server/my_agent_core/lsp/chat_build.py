@@ -14,11 +14,12 @@ memory, no tools, no provider, no context files, nothing persisted.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .approvals import LspApprover
 from .chat_events import EventRouter
@@ -29,7 +30,14 @@ from .folders import FolderState, observed_store
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from my_agent_core.agent import Agent, CompactionSettings, SessionRecord, SessionStore
+    from my_agent_core.agent import (
+        Agent,
+        AgentConfig,
+        CompactionSettings,
+        ModelClient,
+        SessionRecord,
+        SessionStore,
+    )
     from my_agent_core.coding_tools import WorkspaceSettings
     from my_agent_core.memory.journal import JournalRecord
     from my_agent_core.memory.providers import MemoryManager
@@ -58,13 +66,13 @@ class ModelClients:
     key changes), so the key is part of what a client is kept for."""
 
     def __init__(self) -> None:
-        self._clients: dict[tuple[str | None, str | None], Any] = {}
+        self._clients: dict[tuple[str | None, str | None], ModelClient] = {}
         self._lock = threading.Lock()
 
-    def get(self, base_url: str | None) -> Any:
+    def get(self, base_url: str | None) -> ModelClient:
         import os
 
-        from my_agent_core.agent import build_client
+        from my_agent_core.agent import build_client  # here: the agent and openai load on first use
 
         key = (base_url, os.environ.get("OPENAI_API_KEY"))
         with self._lock:
@@ -120,7 +128,7 @@ class SessionBuilder:
 
     # ----- the two ways a session begins ---------------------------------------------------------
     def start(self) -> BuiltSession:
-        from my_agent_core.agent import Agent, coding_instructions
+        from my_agent_core.agent import build_agent, coding_instructions
 
         store, manager = self._memory()
         meta: dict[str, object] = {"memory": self.trusted, "folder": self.folder.uri}
@@ -134,49 +142,47 @@ class SessionBuilder:
                 )
                 context_block = context.block or None
                 meta["contextFiles"] = context.to_json()
-            agent = Agent(
-                model=self.settings.model,
-                client=self._client(),
-                memory_dir=False,
-                memory_store=store,
-                memory_tool=self._memory_tool(store),
-                tools=self._tools(),
-                on_event=self.router.emit,
+            config = dataclasses.replace(
+                self._config(store, manager),
                 instructions=coding_instructions(self.folder.path) if self.trusted else None,
                 context_block=context_block,
-                provider=manager,
                 sessions=self._sessions(),
                 session_id=self.session_id,
                 session_meta=meta,
-                cancel_token=self.token,
-                compaction=compaction_settings(self.settings),
             )
+            agent = build_agent(config)
         return BuiltSession(agent, store, manager, self.trusted)
 
     def resume(self, record: SessionRecord, sessions: SessionStore) -> BuiltSession:
         """The persisted session with its ORIGINAL system prompt, tool schemas and history; the
         tools and the store given here only provide the handlers (bound by name)."""
-        from my_agent_core.agent import Agent
+        from my_agent_core.agent import build_agent
 
         store, manager = self._memory()
         with _shut_down_on_failure(manager):
-            agent = Agent.resume(
-                record,
-                sessions=sessions,
-                model=self.settings.model,
-                client=self._client(),
-                tools=self._tools(),
-                memory_store=store,
-                memory_tool=self._memory_tool(store),
-                on_event=self.router.emit,
-                provider=manager,
-                cancel_token=self.token,
-                compaction=compaction_settings(self.settings),
-            )
+            config = self._config(store, manager)
+            agent = build_agent(dataclasses.replace(config, resume=record, sessions=sessions))
         return BuiltSession(agent, store, manager, self.trusted)
 
+    def _config(self, store: MemoryStore | None, manager: MemoryManager | None) -> AgentConfig:
+        """What a started and a resumed session share: model, client, memory, tools, events."""
+        from my_agent_core.agent import AgentConfig
+
+        return AgentConfig(
+            model=self.settings.model,
+            client=self._client(),
+            memory_dir=False,
+            memory_store=store,
+            memory_tool=self._memory_tool(store),
+            tools=self._tools(),
+            on_event=self.router.emit,
+            provider=manager,
+            cancel_token=self.token,
+            compaction=compaction_settings(self.settings),
+        )
+
     # ----- the parts ----------------------------------------------------------------------------
-    def _client(self) -> Any:
+    def _client(self) -> ModelClient:
         return self.clients.get(self.settings.base_url)
 
     def _sessions(self) -> SessionStore | None:
