@@ -182,6 +182,6 @@ def _memory_tool(store: MemoryStore | None, given: Tool | None) -> Tool | None:
         return None
     if given is not None:
         return given
-    from ..memory import make_memory_tool
+    from ..memory import make_memory_tool  # here: an agent without memory never loads the tool
 
     return make_memory_tool(store)

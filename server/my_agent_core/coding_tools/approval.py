@@ -132,8 +132,7 @@ def refusal(decision: Decision, what: str, words: RefusalWords = WORKSPACE_REFUS
 
     if decision.reason == "cancelled":
         return (
-            f"The turn was cancelled before {what} was approved; {words.outcome}. "
-            f"{words.cancelled}"
+            f"The turn was cancelled before {what} was approved; {words.outcome}. {words.cancelled}"
         )
     if decision.reason == "user":
         note = quote(decision.note, NOTE_CHARS, what="their note") if decision.note else ""

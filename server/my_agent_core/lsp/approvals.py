@@ -85,7 +85,7 @@ class LspApprover:
         self._cancel = cancel
 
     def approve(self, request: ApprovalRequest) -> Decision:
-        from my_agent_core.coding_tools import Decision
+        from my_agent_core.coding_tools import Decision  # here: start-up time
 
         params = approve_params(self._session_id, self._current_call(), request)
         try:

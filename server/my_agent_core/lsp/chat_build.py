@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -70,8 +71,6 @@ class ModelClients:
         self._lock = threading.Lock()
 
     def get(self, base_url: str | None) -> ModelClient:
-        import os
-
         from my_agent_core.agent import build_client  # here: the agent and openai load on first use
 
         key = (base_url, os.environ.get("OPENAI_API_KEY"))
@@ -84,7 +83,7 @@ class ModelClients:
 
 def workspace_settings(settings: Settings) -> WorkspaceSettings:
     """`myAgent.tools.*` as the workspace tools take them."""
-    from my_agent_core.coding_tools import WorkspaceSettings
+    from my_agent_core.coding_tools import WorkspaceSettings  # here: with the first session
 
     timeout = float(settings.tools.command_timeout)
     return WorkspaceSettings(
@@ -97,7 +96,7 @@ def workspace_settings(settings: Settings) -> WorkspaceSettings:
 
 
 def compaction_settings(settings: Settings) -> CompactionSettings:
-    from my_agent_core.agent import CompactionSettings
+    from my_agent_core.agent import CompactionSettings  # here: with the first session
 
     return CompactionSettings(
         context_window=settings.chat.context_window, compact_at=settings.chat.compact_at
@@ -128,14 +127,14 @@ class SessionBuilder:
 
     # ----- the two ways a session begins ---------------------------------------------------------
     def start(self) -> BuiltSession:
-        from my_agent_core.agent import build_agent, coding_instructions
+        from my_agent_core.agent import build_agent, coding_instructions  # here: start-up time
 
         store, manager = self._memory()
         meta: dict[str, object] = {"memory": self.trusted, "folder": self.folder.uri}
         with _shut_down_on_failure(manager):
             context_block = None
             if self.trusted:  # an untrusted folder's context files are never read
-                from my_agent_core.context.files import read_context_files
+                from my_agent_core.context.files import read_context_files  # here: start-up time
 
                 context = read_context_files(
                     self.folder.path, max_chars=self.settings.context_max_chars
@@ -156,7 +155,7 @@ class SessionBuilder:
     def resume(self, record: SessionRecord, sessions: SessionStore) -> BuiltSession:
         """The persisted session with its ORIGINAL system prompt, tool schemas and history; the
         tools and the store given here only provide the handlers (bound by name)."""
-        from my_agent_core.agent import build_agent
+        from my_agent_core.agent import build_agent  # here: start-up time (the agent package)
 
         store, manager = self._memory()
         with _shut_down_on_failure(manager):
@@ -166,7 +165,7 @@ class SessionBuilder:
 
     def _config(self, store: MemoryStore | None, manager: MemoryManager | None) -> AgentConfig:
         """What a started and a resumed session share: model, client, memory, tools, events."""
-        from my_agent_core.agent import AgentConfig
+        from my_agent_core.agent import AgentConfig  # here: start-up time (the agent package)
 
         return AgentConfig(
             model=self.settings.model,
@@ -191,7 +190,7 @@ class SessionBuilder:
     def _memory(self) -> tuple[MemoryStore | None, MemoryManager | None]:
         if not self.trusted:
             return None, None
-        from my_agent_core.memory.providers import ProviderContext, build_manager
+        from my_agent_core.memory.providers import ProviderContext, build_manager  # start-up time
 
         store = observed_store(
             self.folder.memory_dir, self.settings, f"agent:{self.session_id}", self._on_write
@@ -211,7 +210,7 @@ class SessionBuilder:
         approver as the edits (`kind: "memory"`, the file's diff); None: the agent's own tool."""
         if store is None or self.settings.layer.approval != "ask":
             return None
-        from my_agent_core.memory import make_memory_tool
+        from my_agent_core.memory import make_memory_tool  # here: start-up time
 
         return make_memory_tool(
             store,
@@ -236,7 +235,7 @@ class SessionBuilder:
     def _tools(self) -> list[Tool]:
         if not self.trusted:
             return []
-        from my_agent_core.coding_tools import make_workspace_tools
+        from my_agent_core.coding_tools import make_workspace_tools  # here: start-up time
 
         link = ClientLink(self.ls)
         caps = self.ls.client_capabilities.workspace

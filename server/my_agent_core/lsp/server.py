@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any, BinaryIO, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
@@ -29,6 +29,16 @@ from pygls.protocol.language_server import lsp_method
 
 from my_agent_core import __version__
 
+from . import (
+    actions,
+    chat_requests,
+    diagnostics,
+    folders,
+    memory_requests,
+    recall_requests,
+    views,
+    workspace_checks,
+)
 from .buffers import Buffers
 from .convert import UTF8, UTF16, UTF32
 from .folders import MemoryFile, MemoryFolders, memory_file_of
@@ -42,8 +52,12 @@ from .pygls_internals import (
     set_stop_event,
     user_feature,
 )
+from .recall_requests import RecallService
 from .settings import Settings
 from .workspace_checks import EditorWorkspaceChecks
+
+if TYPE_CHECKING:
+    from .chat import ChatManager
 
 __all__ = ["MyAgentProtocol", "MyAgentServer", "build_server", "main"]
 
@@ -248,12 +262,22 @@ class MyAgentServer(LanguageServer):
         self.buffers = Buffers(self)
         self.memory = MemoryFolders(self)
         self.workspace_checks = EditorWorkspaceChecks(self)
-        from .chat import ChatManager
-
-        self.chat = ChatManager(self)
-        from .recall_requests import RecallService
-
+        self._chat: ChatManager | None = None
         self.recall = RecallService(self)
+
+    @property
+    def chat(self) -> ChatManager:
+        """The chat sessions, built on the first chat request (lsp/chat_requests.py)."""
+        if self._chat is None:
+            from .chat import ChatManager  # here: the chat, the agent and openai load on first use
+
+            self._chat = ChatManager(self)
+        return self._chat
+
+    @property
+    def chat_started(self) -> bool:
+        """Whether a chat request was served (there are sessions to shut down)."""
+        return self._chat is not None
 
     # ----- hooks for the feature modules (typed by hooks.ServerHooks) ------------------------------
     @property
@@ -272,7 +296,7 @@ class MyAgentServer(LanguageServer):
 
     def snapshot_sessions(self, folder: Path, target: str) -> list[tuple[str, frozenset[str]]]:
         """(session id, frozen snapshot entries) of the open chat sessions with memory on `folder`."""
-        return self.chat.snapshots(folder, target)
+        return self._chat.snapshots(folder, target) if self._chat is not None else []
 
     def memory_file_saved(self, uri: str) -> None:
         """The editor saved a memory file: announce it (source `user`)."""
@@ -373,13 +397,19 @@ class _QuietExpectedErrors(logging.Filter):
 
 def build_server() -> MyAgentServer:
     """A server with every feature module registered (each module: one concern, one `register`)."""
-    from . import actions, chat, diagnostics, folders, memory_requests, views, workspace_checks
-    from .recall_requests import register as register_recall
-
     ls = MyAgentServer()
-    for feature in (folders, memory_requests, chat, diagnostics, actions, views, workspace_checks):
+    modules = (
+        folders,
+        memory_requests,
+        chat_requests,
+        diagnostics,
+        actions,
+        views,
+        workspace_checks,
+    )
+    for feature in modules:
         feature.register(ls)
-    register_recall(ls)
+    recall_requests.register(ls)
     return ls
 
 
@@ -399,7 +429,7 @@ def __getattr__(name: str) -> Any:
 def main() -> None:
     """Serve on stdio (what `my-agent serve` runs)."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(message)s")
-    from my_agent_core.process_guard import protect_process
+    from my_agent_core.process_guard import protect_process  # here: only `serve` needs it
 
     protect_process()  # the commands it runs cannot read the API key from /proc/<pid>/environ
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietExpectedErrors())
