@@ -189,15 +189,54 @@ def test_chat_event_gives_each_kind_its_wire_form() -> None:
 
 
 def test_startup_does_not_import_the_agent_or_openai() -> None:
+    """Nor the chat, nor the workspace rules: the first answers wait for none of them."""
+    deferred = (
+        "openai",
+        "my_agent_core.agent",
+        "httpx",
+        "my_agent_core.lsp.chat",
+        "my_agent_core.context",
+        "my_agent_core.memory.render",
+    )
     code = (
-        "import sys; from my_agent_core.lsp.server import build_server; build_server(); "
-        "bad = [m for m in ('openai', 'my_agent_core.agent', 'httpx') if m in sys.modules]; "
+        "import sys; from my_agent_core.lsp.server import build_server; ls = build_server(); "
+        f"bad = [m for m in {deferred!r} if m in sys.modules]; "
+        "bad += ['chat built'] if ls.chat_started else []; "
+        "bad += ['snapshots'] if ls.snapshot_sessions(__import__('pathlib').Path('/'), 'memory') else []; "
         "print(bad); sys.exit(1 if bad else 0)"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_serve_from_the_module_does_not_build_the_command_line() -> None:
+    """`python -m my_agent_core serve` (what the editor runs) goes straight to the server."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "my_agent_core", "serve"],
+        input=b"",
+        capture_output=True,
+        timeout=60,
+    )
+    imported = {line.split("|")[-1].strip() for line in result.stderr.decode().splitlines()}
+    assert "my_agent_core.lsp.server" in imported
+    assert not imported & {"my_agent_core.cli", "my_agent_core.chat_cli", "argparse"}
+    assert result.returncode == 0
+
+
+def test_a_folder_index_starts_after_the_request_that_asked(tmp_path: Path) -> None:
+    """didOpen publishes first; the walk of the folder starts from a callback posted after it."""
+    from lsprotocol import types
+
+    ls, _sent, posted, folder = in_process_server(tmp_path)
+    ls.protocol.client_capabilities = types.ClientCapabilities()  # as `initialize` leaves it
+    checks = ls.workspace_checks.checks_for(folder)
+    assert not checks.ready.is_set() and checks.index is None
+    starts = [fn for fn, _args in posted if fn == checks.start]
+    assert starts, posted
+    starts[0]()
+    assert checks.ready.wait(30) and checks.index is not None
 
 
 # ----- change sources, in process ----------------------------------------------------------------------
