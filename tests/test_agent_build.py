@@ -158,5 +158,6 @@ def test_mypy_accepts_the_stand_in_and_rejects_a_broken_one(tmp_path: Path) -> N
     )
     errors = [line for line in out.stdout.splitlines() if ": error:" in line]
     assert errors, out.stdout + out.stderr
-    assert all(line.startswith(str(broken)) for line in errors), "\n".join(errors)
+    # by file name: mypy replays a cached module's errors with the path it had then
+    assert all(line.split(":")[0].endswith("broken_client.py") for line in errors), errors
     assert any("ModelClient" in line for line in errors), json.dumps(errors)
