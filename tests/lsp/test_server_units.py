@@ -321,3 +321,15 @@ def test_a_finished_request_counts_as_running_until_its_answer_is_sent() -> None
 
     asyncio.run(scenario())
     assert seen == {"done": True, "counted": True}
+
+
+def test_every_error_kind_has_its_json_rpc_code() -> None:
+    from my_agent_core.agent import ERROR_KINDS, AgentCancelled, AgentError
+    from my_agent_core.lsp.chat import _request_error, error_code
+
+    special = {"config": -32001, "invalid": -32602, "cancelled": -32800}
+    for kind in ERROR_KINDS:
+        assert error_code(kind) == special.get(kind, -32002), kind
+    assert _request_error(AgentError("bad gateway", kind="http", status=502)).code == -32002
+    assert _request_error(AgentCancelled()).code == -32800
+    assert _request_error(RuntimeError("what")).code == -32002  # not an agent error: the endpoint's

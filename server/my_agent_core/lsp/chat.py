@@ -27,7 +27,7 @@ from my_agent_core.memory.paths import TARGETS
 
 from .attachments import ContextRef, read_attachments
 from .chat_build import BuiltSession, ModelClients, SessionBuilder
-from .chat_events import EventRouter, Turn, chat_event, session_usage
+from .chat_events import EventRouter, Turn, session_usage
 from .chat_sessions import history_json, info_json, meta_memory, open_session_store
 from .folders import FolderState
 from .params import (
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
     from .server import MyAgentServer
 
-__all__ = ["SESSION_BUSY", "ChatManager", "ChatSession", "chat_event", "error_code"]
+__all__ = ["SESSION_BUSY", "ChatManager", "ChatSession", "error_code"]
 
 logger = logging.getLogger(__name__)
 
