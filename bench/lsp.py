@@ -12,7 +12,9 @@ ratio of the p50s; and cold start (spawn -> first diagnostics of an opened full-
                         [--workspace-files 20000]
 
 `--quick` (seconds, same code paths): 3 starts, 2,000 files, the full-size file only, fewer
-edits; `--sizes ""` times the cold start alone.
+edits; `--sizes ""` times the cold start alone. `--instructions` also counts the instructions of a
+cold start of each server up to its first diagnostics under valgrind: slow (a minute), but the same
+figure on a busy machine, where wall-clock ratios of a few tens of percent drown in noise.
 
 Both servers run in a workspace folder of `--workspace-files` files (20,000 by default), and the
 full-size file's entries name paths and `make` targets of it (some missing), so ours also runs the
@@ -29,8 +31,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -332,6 +336,83 @@ def read_latency(size: int, memory: bool, reads: int = 200) -> dict[str, float]:
     return {"p50": statistics.median(samples), "p99": _p(samples, 0.99)}
 
 
+#: Runs a server (argv: `-m module args` or `script args`) and exits right after its first
+#: publishDiagnostics: what a start costs up to the first answer, nothing after.
+_UNTIL_FIRST_PUBLISH = """
+import os, runpy, sys
+from pygls.protocol.json_rpc import JsonRPCProtocol
+_notify = JsonRPCProtocol.notify
+def notify(self, method, params=None):
+    _notify(self, method, params)
+    if method == "textDocument/publishDiagnostics":
+        sys.stdout.flush()
+        os._exit(0)
+JsonRPCProtocol.notify = notify
+args = sys.argv[1:]
+if args[0] == "-m":
+    sys.argv = args[1:]
+    runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+else:
+    sys.argv = args
+    runpy.run_path(args[0], run_name="__main__")
+"""
+
+
+def _session_bytes(folder: Path) -> bytes:
+    """initialize, initialized and the didOpen of a full-size memory file, framed."""
+    uri = memory_uri(folder)
+    messages: list[dict[str, object]] = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "processId": None,
+                "rootUri": folder.as_uri(),
+                "capabilities": {"general": {"positionEncodings": ["utf-16"]}},
+                "workspaceFolders": [{"uri": folder.as_uri(), "name": folder.name}],
+            },
+        },
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didOpen",
+            "params": {
+                "textDocument": {
+                    "uri": uri,
+                    "languageId": "markdown",
+                    "version": 1,
+                    "text": memory_text(2200),
+                }
+            },
+        },
+    ]
+    out = b""
+    for message in messages:
+        body = json.dumps(message).encode()
+        out += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    return out
+
+
+def start_instructions(command: list[str], folder: Path, cached: bool) -> int | None:
+    """CPU instructions (valgrind's count: the same on a busy machine as on an idle one) from the
+    start of `command` to its first diagnostics; None without valgrind."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    env = server_env(cached)
+    argv = [command[0], "-c", _UNTIL_FIRST_PUBLISH, *command[1:]]
+    data = _session_bytes(folder)
+    if cached:  # the untimed run that writes the bytecode cache
+        subprocess.run(argv, input=data, env=env, capture_output=True, timeout=120, check=False)
+    probe = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    done = subprocess.run(
+        [*probe, *argv], input=data, env=env, capture_output=True, timeout=900, check=False
+    )
+    found = re.search(rb"I\s+refs:\s+([\d,]+)", done.stderr)
+    return int(found.group(1).replace(b",", b"")) if found else None
+
+
 def imports_openai_at_start() -> bool:
     """Whether importing the server (what `serve` runs before answering) pulls in openai."""
     out = subprocess.run(
@@ -358,6 +439,11 @@ async def main() -> None:
     parser.add_argument("--edits", type=int, default=400, help="edits of the full-size file")
     parser.add_argument("--starts", type=int, default=7, help="cold starts to time (each)")
     parser.add_argument("--quick", action="store_true", help="fewer edits everywhere")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count the instructions of a cold start under valgrind (slow; load-independent)",
+    )
     parser.add_argument("--sizes", default=None, help="file sizes (chars) to time")
     parser.add_argument("--sync", default="incremental,full", help="sync kinds to time")
     parser.add_argument(
@@ -395,6 +481,20 @@ async def _measure(args: argparse.Namespace, workspace: Path) -> None:
             f"(max {max(starts['floor']):.0f}), ratio {ours / floor:.2f}x {target} "
             f"over {len(starts['ours'])} runs each"
         )
+    if args.instructions:
+        small = workspace.parent / "small"
+        small.mkdir(exist_ok=True)
+        for cached in (True, False):
+            ours = start_instructions(OURS, small, cached)
+            floor = start_instructions(FLOOR, small, cached)
+            if ours is None or floor is None:
+                print("instructions: valgrind is not available (or a server did not answer)")
+                break
+            print(
+                f"instructions to the first diagnostics (valgrind; bytecode "
+                f"{'cached' if cached else 'compiled at every start'}): ours {ours / 1e6:,.0f} M, "
+                f"floor {floor / 1e6:,.0f} M, ratio {ours / floor:.2f}x"
+            )
     for memory in (True, False):
         r = read_latency(1_000_000, memory)
         kind = "memory file" if memory else "other file"
