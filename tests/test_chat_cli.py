@@ -165,7 +165,7 @@ def test_no_or_a_reason_declines_and_the_model_is_told(fake, tmp_path, monkeypat
     assert not (tmp_path / "new.txt").exists() and not (tmp_path / "ran").exists()
     wrote, ran = tool_messages(fake)
     assert wrote.startswith("Error: The user declined this creation of new.txt")
-    assert "The user said: not now, use a list" in ran and "Do not retry" in ran
+    assert 'The user said: "not now, use a list"' in ran and "Do not retry" in ran
     err = capsys.readouterr().err
     assert f"run, in {tmp_path}:" in err and "touch ran" in err
 

@@ -203,7 +203,7 @@ def test_cancelled_turn_refuses_without_asking(store: MemoryStore) -> None:
     approver = Recorder(Decision.allow("user"))
     tool = make_memory_tool(store, approver=approver, cancel=cancel)
     result = tool.execute({"target": "memory", "action": "add", "content": "Tests: pytest -q"})
-    assert not result.ok and "stopped" in result.error
+    assert not result.ok and "cancelled" in result.error
     assert approver.requests == [] and file_text(store) is None
 
 

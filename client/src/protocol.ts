@@ -223,6 +223,22 @@ export interface ChatSendResult {
 export type ApprovalKind = 'edit' | 'command' | 'memory';
 export type ApprovalReason = 'user' | 'setting' | 'cancelled' | 'error';
 export type CompactReason = 'threshold' | 'manual' | 'context_error';
+/** Why a turn failed (server/my_agent_core/agent/errors.py `ErrorKind`). */
+export type ErrorKind =
+    | 'agent'
+    | 'config'
+    | 'cancelled'
+    | 'invalid'
+    | 'busy'
+    | 'closed'
+    | 'timeout'
+    | 'connection'
+    | 'http'
+    | 'stream'
+    | 'protocol'
+    | 'context_length'
+    | 'empty_reply'
+    | 'step_limit';
 
 interface EventBase {
     sessionId: string;
@@ -235,11 +251,12 @@ export type ChatEvent =
     | (EventBase & { kind: 'memory_changed'; target: Target; action: string; journalId?: string })
     | (EventBase & { kind: 'usage'; cacheDrop?: CacheDrop } & RequestUsage)
     | (EventBase & { kind: 'done'; reply: string; usage?: SessionUsage })
-    | (EventBase & { kind: 'error'; message: string })
+    | (EventBase & { kind: 'error'; message: string; errorKind?: ErrorKind })
     | (EventBase & { kind: 'approval'; callId: string; approvalKind?: ApprovalKind; approved: boolean; reason: ApprovalReason })
     | (EventBase & { kind: 'compacted'; reason: CompactReason; before: number; after: number })
     | (EventBase & { kind: 'recall'; chars: number; items: number })
-    | (EventBase & { kind: 'provider_error'; provider: string; message: string });
+    | (EventBase & { kind: 'provider_error'; provider: string; message: string })
+    | (EventBase & { kind: 'session_error'; message: string });
 
 /**
  * Server -> client request `myAgent/chat/approve`, sent before an edit, a command or (with

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from .api_key import RefuseKeyOnCommandLine
 from .chat_endpoint import EndpointProblem, connect
@@ -33,7 +33,8 @@ from .coding_tools.approval import ApprovalRequest, Decision
 from .terminal_text import VisibleStream, as_visible
 
 if TYPE_CHECKING:
-    from .agent import Agent, SessionInfo, SessionRecord, SessionStore
+    from .agent import Agent, AgentEvent, SessionInfo, SessionRecord, SessionStore
+    from .tools import Tool
 
 __all__ = ["add_arguments", "run"]
 
@@ -165,11 +166,12 @@ def _chat(
 ) -> int:
     from .agent import (
         DEFAULT_MAX_STEPS,
-        Agent,
+        AgentConfig,
         AgentError,
         CompactionSettings,
         SessionError,
         SessionStore,
+        build_agent,
     )
     from .paths import PathRefused
 
@@ -205,32 +207,31 @@ def _chat(
         print(f"my-agent: {exc}", file=err)
         return EXIT_CONFIG
 
-    memory_dir: Any = False
+    memory_dir: Path | Literal[False] = False
     if not getattr(args, "no_memory", False):
         memory_dir = getattr(args, "memory_dir", None) or Path.cwd() / ".my_agent_core" / "memory"
     view = _View(out, err)
     cancel = threading.Event()
     approver = TerminalApprover(cancel)
-    tools: list[Any] = []
+    tools: list[Tool] = []
     instructions = None
     if not getattr(args, "no_tools", False):
         tools, instructions = _workspace_tools(args, approver, cancel, memory_dir is not False)
-    options: dict[str, Any] = {
-        "model": model,
-        "client": client,
-        "tools": tools,
-        "max_steps": getattr(args, "max_steps", None) or DEFAULT_MAX_STEPS,
-        "on_event": view.on_event,
-        "instructions": instructions,
-        "sessions": store,
-        "cancel_token": cancel,
-        "compaction": CompactionSettings(context_window=getattr(args, "context_window", 0) or 0),
-    }
+    config = AgentConfig(
+        model=model,
+        client=client,
+        memory_dir=memory_dir,  # created when missing; a resumed session gets the same store
+        tools=tools,
+        max_steps=getattr(args, "max_steps", None) or DEFAULT_MAX_STEPS,
+        on_event=view.on_event,
+        instructions=instructions,
+        sessions=store,
+        resume=record,
+        cancel_token=cancel,
+        compaction=CompactionSettings(context_window=getattr(args, "context_window", 0) or 0),
+    )
     try:
-        if record is not None:
-            agent = _resume(record, memory_dir, options)
-        else:
-            agent = Agent(memory_dir=memory_dir, **options)
+        agent = build_agent(config)
     except (AgentError, SessionError, OSError) as exc:
         print(f"my-agent: {exc}", file=err)
         return EXIT_CONFIG
@@ -298,22 +299,6 @@ def _loop(
                 print(f"Commands:\n{_commands_table()}", file=out)
             continue
         _work(agent, functools.partial(agent.run, text), view, approver, cancel, answers)
-
-
-def _resume(record: SessionRecord, memory_dir: Any, options: dict[str, Any]) -> Agent:
-    from .agent import Agent
-    from .memory import MemoryStore
-
-    store = None
-    if memory_dir is not False:
-        Path(memory_dir).mkdir(parents=True, exist_ok=True)
-        store = MemoryStore(memory_dir)
-    sessions = options.pop("sessions")
-    client = options.pop("client")
-    tools = options.pop("tools")
-    return Agent.resume(
-        record, sessions=sessions, client=client, tools=tools, memory_store=store, **options
-    )
 
 
 def _resolve_id(store: SessionStore, wanted: str) -> str:
@@ -389,7 +374,7 @@ def _compacted(out: TextIO) -> Callable[[Any], None]:
 
 def _workspace_tools(
     args: argparse.Namespace, approver: TerminalApprover, cancel: threading.Event, memory: bool
-) -> tuple[list[Any], str]:
+) -> tuple[list[Tool], str]:
     from .agent import DEFAULT_INSTRUCTIONS
     from .coding_tools import (
         DiskApplier,
@@ -492,23 +477,22 @@ class _View:
         self.err = err
         self._mid_line = False
 
-    def on_event(self, event: dict[str, Any]) -> None:
-        kind = event.get("kind")
-        if kind == "delta":
+    def on_event(self, event: AgentEvent) -> None:
+        if event["kind"] == "delta":
             self.out.write(event["text"])
             self.out.flush()
             self._mid_line = not event["text"].endswith("\n")
-        elif kind == "tool_call":
+        elif event["kind"] == "tool_call":
             self._break()
-            args = event.get("arguments") or ""
+            args = event["arguments"]
             shown = args if len(args) <= 160 else args[:157] + "..."
             print(f"  -> {event['name']} {shown}", file=self.err, flush=True)
-        elif kind == "tool_result":
-            content = str(event.get("content") or "").splitlines()
+        elif event["kind"] == "tool_result":
+            content = event["content"].splitlines()
             first = content[0] if content else ""
-            mark = "ok" if event.get("ok") else "failed"
+            mark = "ok" if event["ok"] else "failed"
             print(f"  <- {event['name']} {mark}: {first[:160]}", file=self.err, flush=True)
-        elif kind == "compacted":
+        elif event["kind"] == "compacted":
             self._break()
             print(
                 f"  (conversation compacted ({event['reason']}): {event['before']} -> "
@@ -516,7 +500,7 @@ class _View:
                 file=self.err,
                 flush=True,
             )
-        elif kind in ("session_error", "provider_error"):
+        elif event["kind"] == "session_error" or event["kind"] == "provider_error":
             self._break()
             print(f"  [warning] {event['message']}", file=self.err, flush=True)
 

@@ -12,7 +12,7 @@ import pytest
 
 from my_agent_core.lsp import params as P
 from my_agent_core.lsp.buffer_merge import buffer_with_changes
-from my_agent_core.lsp.chat import camel_event
+from my_agent_core.lsp.chat_events import chat_event
 from my_agent_core.lsp.convert import PositionConverter, line_index, minimal_edit
 from my_agent_core.lsp.folders import memory_file_of
 from my_agent_core.lsp.settings import Settings
@@ -137,30 +137,106 @@ def test_param_checks() -> None:
         P.opt_int({"n": 0}, "n", minimum=1, maximum=5)
 
 
-def test_camel_event() -> None:
-    event = camel_event(
-        "s1", {"kind": "done", "reply": "r", "usage": {"prompt_tokens": 3, "cache_hit_rate": 0.5}}
-    )
+def test_chat_event_gives_each_kind_its_wire_form() -> None:
+    usage = {
+        "prompt_tokens": 3,
+        "completion_tokens": 1,
+        "cached_tokens": None,
+        "requests": 1,
+        "cache_hit_rate": 0.5,
+    }
+    event = chat_event("s1", {"kind": "done", "reply": "r", "usage": usage})
     assert event == {
         "sessionId": "s1",
         "kind": "done",
         "reply": "r",
-        "usage": {"promptTokens": 3, "cacheHitRate": 0.5},
+        "usage": {
+            "promptTokens": 3,
+            "completionTokens": 1,
+            "cachedTokens": None,
+            "requests": 1,
+            "cacheHitRate": 0.5,
+        },
     }
-    call = camel_event("s", {"kind": "tool_call", "call_id": "c", "arguments": {"a": 1}})
-    assert call["callId"] == "c" and call["arguments"] == '{"a": 1}'
+    call = chat_event(
+        "s", {"kind": "tool_call", "call_id": "c", "name": "read_file", "arguments": '{"a": 1}'}
+    )
+    assert call == {
+        "sessionId": "s",
+        "kind": "tool_call",
+        "callId": "c",
+        "name": "read_file",
+        "arguments": '{"a": 1}',
+    }
+    error = chat_event("s", {"kind": "error", "message": "m", "errorKind": "http"})
+    assert error == {"sessionId": "s", "kind": "error", "message": "m", "errorKind": "http"}
+    plain = chat_event(
+        "s", {"kind": "usage", "prompt_tokens": 5, "completion_tokens": 2, "cached_tokens": 4}
+    )
+    assert "cacheDrop" not in plain
+    drop = {"reason": "expired", "expected": 9, "got": 0}
+    dropped = chat_event(
+        "s",
+        {
+            "kind": "usage",
+            "prompt_tokens": 5,
+            "completion_tokens": 2,
+            "cached_tokens": None,
+            "cache_drop": drop,
+        },
+    )
+    assert dropped["cacheDrop"] == drop
 
 
 def test_startup_does_not_import_the_agent_or_openai() -> None:
+    """Nor the chat, nor the workspace rules: the first answers wait for none of them."""
+    deferred = (
+        "openai",
+        "my_agent_core.agent",
+        "httpx",
+        "my_agent_core.lsp.chat",
+        "my_agent_core.context",
+        "my_agent_core.memory.render",
+    )
     code = (
-        "import sys; from my_agent_core.lsp.server import build_server; build_server(); "
-        "bad = [m for m in ('openai', 'my_agent_core.agent', 'httpx') if m in sys.modules]; "
+        "import sys; from my_agent_core.lsp.server import build_server; ls = build_server(); "
+        f"bad = [m for m in {deferred!r} if m in sys.modules]; "
+        "bad += ['chat built'] if ls.chat_started else []; "
+        "bad += ['snapshots'] if ls.snapshot_sessions(__import__('pathlib').Path('/'), 'memory') else []; "
         "print(bad); sys.exit(1 if bad else 0)"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_serve_from_the_module_does_not_build_the_command_line() -> None:
+    """`python -m my_agent_core serve` (what the editor runs) goes straight to the server."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "my_agent_core", "serve"],
+        input=b"",
+        capture_output=True,
+        timeout=60,
+    )
+    imported = {line.split("|")[-1].strip() for line in result.stderr.decode().splitlines()}
+    assert "my_agent_core.lsp.server" in imported
+    assert not imported & {"my_agent_core.cli", "my_agent_core.chat_cli", "argparse"}
+    assert result.returncode == 0
+
+
+def test_a_folder_index_starts_after_the_request_that_asked(tmp_path: Path) -> None:
+    """didOpen publishes first; the walk of the folder starts from a callback posted after it."""
+    from lsprotocol import types
+
+    ls, _sent, posted, folder = in_process_server(tmp_path)
+    ls.protocol.client_capabilities = types.ClientCapabilities()  # as `initialize` leaves it
+    checks = ls.workspace_checks.checks_for(folder)
+    assert not checks.ready.is_set() and checks.index is None
+    starts = [fn for fn, _args in posted if fn == checks.start]
+    assert starts, posted
+    starts[0]()
+    assert checks.ready.wait(30) and checks.index is not None
 
 
 # ----- change sources, in process ----------------------------------------------------------------------
@@ -245,3 +321,15 @@ def test_a_finished_request_counts_as_running_until_its_answer_is_sent() -> None
 
     asyncio.run(scenario())
     assert seen == {"done": True, "counted": True}
+
+
+def test_every_error_kind_has_its_json_rpc_code() -> None:
+    from my_agent_core.agent import ERROR_KINDS, AgentCancelled, AgentError
+    from my_agent_core.lsp.chat import _request_error, error_code
+
+    special = {"config": -32001, "invalid": -32602, "cancelled": -32800}
+    for kind in ERROR_KINDS:
+        assert error_code(kind) == special.get(kind, -32002), kind
+    assert _request_error(AgentError("bad gateway", kind="http", status=502)).code == -32002
+    assert _request_error(AgentCancelled()).code == -32800
+    assert _request_error(RuntimeError("what")).code == -32002  # not an agent error: the endpoint's

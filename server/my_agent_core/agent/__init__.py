@@ -2,11 +2,14 @@
 sessions as they go, compacts long ones and meters the provider's prompt cache.
 
 Public names (docs/contract.md): `Agent`, `AgentError`; also `AgentCancelled`, `AgentConfigError`, `Usage`;
-the session store (`SessionStore`, `SessionRecord`, `SessionInfo`, errors), compaction settings and the
-cache meter's types. See docs/agent.md.
+one way to build an agent (`AgentConfig` + `build_agent`), the model-client seam (`ModelClient`), the
+typed events (`AgentEvent`, `EventCallback`) and error kinds (`ErrorKind`); the session store
+(`SessionStore`, `SessionRecord`, `SessionInfo`, errors), compaction settings and the cache meter's
+types. See docs/agent.md.
 """
 
 from ..memory.render import Attachment
+from .client import ModelClient, build_client
 from .compaction import (
     DEFAULT_COMPACT_AT,
     DEFAULT_CONTEXT_WINDOW,
@@ -14,8 +17,10 @@ from .compaction import (
     CompactionSettings,
     context_window_for,
 )
-from .core import DEFAULT_MAX_STEPS, MEMORY_FAILURE_LIMIT, Agent, CancelEvent, build_client
-from .errors import AgentCancelled, AgentConfigError, AgentError
+from .config import AgentConfig
+from .core import DEFAULT_MAX_STEPS, MEMORY_FAILURE_LIMIT, Agent, CancelEvent, build_agent
+from .errors import ERROR_KINDS, AgentCancelled, AgentConfigError, AgentError, ErrorKind
+from .events import EVENT_KINDS, AgentEvent, EventCallback, EventKind
 from .prompt import DEFAULT_INSTRUCTIONS, MEMORY_GUIDANCE, build_system_prompt, coding_instructions
 from .provider_session import WriteFanOut
 from .sessions import (
@@ -35,18 +40,26 @@ __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_INSTRUCTIONS",
     "DEFAULT_MAX_STEPS",
+    "ERROR_KINDS",
+    "EVENT_KINDS",
     "MEMORY_FAILURE_LIMIT",
     "MEMORY_GUIDANCE",
     "Agent",
     "AgentCancelled",
+    "AgentConfig",
     "AgentConfigError",
     "AgentError",
+    "AgentEvent",
     "Attachment",
     "CacheDrop",
     "CachePolicy",
     "CancelEvent",
     "CompactionResult",
     "CompactionSettings",
+    "ErrorKind",
+    "EventCallback",
+    "EventKind",
+    "ModelClient",
     "RequestUsage",
     "SessionBusy",
     "SessionDamaged",
@@ -58,6 +71,7 @@ __all__ = [
     "TurnUsage",
     "Usage",
     "WriteFanOut",
+    "build_agent",
     "build_client",
     "build_system_prompt",
     "coding_instructions",

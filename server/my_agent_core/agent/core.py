@@ -4,7 +4,10 @@ Design rule: within a session each request is a byte-for-byte extension of the p
 The system prompt and tool schemas are built once per session (and restored verbatim on resume),
 messages are plain dicts appended once and never rewritten, and tool-call arguments are stored exactly
 as the model streamed them. The one exception is a compaction, which replaces the history once and
-keeps the system message. Every message is persisted as it is appended (`sessions.py`).
+keeps the system message. Every message is persisted as it is appended (`sessions/`).
+
+An agent is built from an `AgentConfig` (`config.py` resolves it: model, client, memory folder and
+store); `Agent(...)` with the documented keywords is the same thing as `build_agent(AgentConfig(...))`.
 """
 
 from __future__ import annotations
@@ -12,15 +15,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..memory.render import Attachment, render_attachments
-from ..tools import Tool, ToolResult, clean_text, tool
+from ..tools import Tool, ToolResult, clean_text
+from .client import ModelClient, build_client
 from .compaction import (
     CompactionReason,
     CompactionResult,
@@ -28,7 +30,17 @@ from .compaction import (
     SessionCompactor,
     run_compaction,
 )
-from .errors import AgentCancelled, AgentConfigError, AgentError, endpoint_error
+from .config import (
+    DEFAULT_MAX_STEPS,
+    MEMORY_TOOL_NAME,
+    AgentConfig,
+    AgentParts,
+    CancelEvent,
+    MemoryDir,
+    resolve,
+)
+from .errors import AgentCancelled, AgentError, endpoint_error
+from .events import AgentEvent, EventCallback, MemoryChangedEvent, UsageEvent
 from .messages import Message, assistant_message, text_message, tool_message
 from .prompt import build_system_prompt
 from .provider_session import SessionProvider
@@ -47,17 +59,19 @@ if TYPE_CHECKING:
     from ..memory.providers import MemoryManager
     from ..memory.store import MemoryStore
 
-__all__ = ["DEFAULT_MAX_STEPS", "MEMORY_FAILURE_LIMIT", "Agent", "CancelEvent", "build_client"]
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "MEMORY_FAILURE_LIMIT",
+    "Agent",
+    "CancelEvent",
+    "build_agent",
+    "build_client",
+]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_STEPS = 20
 MEMORY_FAILURE_LIMIT = 3
-MEMORY_TOOL_NAME = "memory"
-CWD_MEMORY_DIR = Path(".my_agent_core") / "memory"
 _T = TypeVar("_T")
-EventCallback = Callable[[dict[str, Any]], None]
-CancelEvent = threading.Event
 
 _MEMORY_STOP = (
     "memory is not available for the rest of this turn: {n} memory calls failed. Do not call "
@@ -70,39 +84,9 @@ _STEP_LIMIT_NOTE = (
 _CANCELLED_TOOL = "Error: the user cancelled the turn before this tool call ran."
 
 
-def build_client(api_key: str | None = None, base_url: str | None = None) -> Any:
-    """An `openai.OpenAI` client from the arguments or OPENAI_API_KEY / OPENAI_BASE_URL (imported lazily).
-
-    A key is required unless a base URL is given (local endpoints usually need none).
-    """
-    key = api_key or os.environ.get("OPENAI_API_KEY") or None
-    url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-    if not key:
-        if not url:
-            raise AgentConfigError(
-                "No model endpoint configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for an "
-                "OpenAI-compatible endpoint), or pass client=."
-            )
-        key = "no-key"
-    import openai
-
-    try:
-        return openai.OpenAI(api_key=key, base_url=url)
-    except openai.OpenAIError as exc:
-        raise AgentConfigError(f"Cannot build the OpenAI client: {exc}") from exc
-
-
-def _resolve_memory_dir(memory_dir: object) -> Path | None:
-    if memory_dir is False:
-        return None
-    if memory_dir is None:
-        candidate = Path.cwd() / CWD_MEMORY_DIR
-        return candidate if candidate.is_dir() else None
-    if memory_dir is True or not isinstance(memory_dir, (str, os.PathLike)):
-        raise TypeError("memory_dir must be None, False or a path")
-    path = Path(memory_dir).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def build_agent(config: AgentConfig) -> Agent:
+    """The one way to build an agent: resolve `config`, assemble, start (or resume) its session."""
+    return Agent.from_config(config)
 
 
 class Agent:
@@ -112,8 +96,8 @@ class Agent:
     def __init__(
         self,
         model: str | None = None,
-        client: Any = None,
-        memory_dir: str | os.PathLike[str] | bool | None = None,
+        client: ModelClient | None = None,
+        memory_dir: MemoryDir = None,
         tools: Iterable[Tool | Callable[..., Any]] = (),
         max_steps: int = DEFAULT_MAX_STEPS,
         on_event: EventCallback | None = None,
@@ -133,53 +117,89 @@ class Agent:
         clock: Callable[[], float] = time.time,
         memory_tool: Tool | None = None,
     ) -> None:
-        self.model = model or (resume.model if resume is not None else None)
-        self.model = self.model or os.environ.get("MY_AGENT_MODEL") or None
-        if not self.model:
-            raise AgentConfigError("No model configured: pass model= or set MY_AGENT_MODEL.")
-        if max_steps < 1:
-            raise ValueError("max_steps must be at least 1")
-        if resume is not None and sessions is None:
-            raise ValueError("resume= needs sessions= (the store the session is persisted in)")
-        self.client = client if client is not None else build_client()
-        self.max_steps = max_steps
-        self.on_event = on_event
-        self.instructions = instructions
-        self.context_block = context_block
-        self.request_options = dict(request_options or {})
-        self.session_meta: dict[str, Any] = dict(session_meta or {})
-        try:
-            json.dumps(self.session_meta)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"session_meta must be JSON data (it is persisted): {exc}") from None
-        self.compaction = compaction or CompactionSettings()
-        self.cache_policy = cache_policy or CachePolicy()
-        self.cancel_token: CancelEvent = cancel_token if cancel_token is not None else CancelEvent()
-        self._clock = clock
-        self._extra_tools = [t if isinstance(t, Tool) else tool(t) for t in tools]
-
-        if memory_store is not None:
-            self.memory_store: MemoryStore | None = memory_store
-        else:
-            path = _resolve_memory_dir(memory_dir)
-            self.memory_store = None
-            if path is not None:
-                from ..memory import MemoryStore
-
-                self.memory_store = MemoryStore(path)
-        self.memory_tool: Tool | None = None
-        if memory_tool is not None and (self.memory_store is None or memory_tool.name != "memory"):
-            raise ValueError("memory_tool= is the `memory` tool of memory_store= (pass both)")
-        if self.memory_store is not None:
-            from ..memory import make_memory_tool
-
-            # e.g. review mode: make_memory_tool(store, approver=...) asks before each write
-            self.memory_tool = memory_tool or make_memory_tool(self.memory_store)
-        self.provider = SessionProvider(provider, self._emit) if provider is not None else None
-        search = [self.provider.search_tool()] if self.provider is not None else []
-        self.tools: list[Tool] = (
-            ([self.memory_tool] if self.memory_tool else []) + search + self._extra_tools
+        """The documented keyword form (docs/contract.md): `build_agent(AgentConfig(...))` with
+        these options."""
+        config = AgentConfig(
+            model=model,
+            client=client,
+            memory_dir=memory_dir,
+            tools=tuple(tools),
+            max_steps=max_steps,
+            on_event=on_event,
+            instructions=instructions,
+            memory_store=memory_store,
+            memory_tool=memory_tool,
+            request_options=request_options,
+            context_block=context_block,
+            provider=provider,
+            sessions=sessions,
+            session_id=session_id,
+            session_meta=session_meta,
+            resume=resume,
+            cancel_token=cancel_token,
+            compaction=compaction,
+            cache_policy=cache_policy,
+            clock=clock,
         )
+        self._assemble(resolve(config))
+        self._open(config.resume, config.session_id)
+
+    @classmethod
+    def from_config(cls, config: AgentConfig) -> Agent:
+        """An agent from a configuration (`build_agent`)."""
+        agent = cls.__new__(cls)
+        agent._assemble(resolve(config))
+        agent._open(config.resume, config.session_id)
+        return agent
+
+    @classmethod
+    def resume(
+        cls,
+        record: SessionRecord,
+        *,
+        sessions: SessionStore,
+        client: ModelClient | None = None,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        memory_store: MemoryStore | None = None,
+        **kwargs: Any,
+    ) -> Agent:
+        """Continue a persisted session (`sessions.load(id)`) with its ORIGINAL system prompt, tool
+        schemas and history, so the next request extends its last one byte for byte. Tool handlers
+        are the current ones, bound by name; `memory_dir` defaults to False (memory comes from
+        `memory_store`). SessionBusy when another agent holds the session."""
+        kwargs.setdefault("memory_dir", False)
+        config = AgentConfig(
+            client=client,
+            tools=tuple(tools),
+            memory_store=memory_store,
+            sessions=sessions,
+            resume=record,
+            **kwargs,
+        )
+        return cls.from_config(config)
+
+    def _assemble(self, parts: AgentParts) -> None:
+        """Take the resolved parts; nothing here reads the disk or the environment."""
+        self.model: str | None = parts.model
+        self.client = parts.client
+        self.max_steps = parts.max_steps
+        self.on_event = parts.on_event
+        self.instructions = parts.instructions
+        self.context_block = parts.context_block
+        self.request_options = parts.request_options
+        self.session_meta: dict[str, Any] = parts.session_meta
+        self.compaction = parts.compaction
+        self.cache_policy = parts.cache_policy
+        self.cancel_token: CancelEvent = parts.cancel_token
+        self._clock = parts.clock
+        self._extra_tools = parts.tools
+        self.memory_store: MemoryStore | None = parts.memory_store
+        self.memory_tool: Tool | None = parts.memory_tool
+        manager = parts.provider
+        self.provider = SessionProvider(manager, self._emit) if manager is not None else None
+        search = [self.provider.search_tool()] if self.provider is not None else []
+        memory = [self.memory_tool] if self.memory_tool is not None else []
+        self.tools: list[Tool] = memory + search + self._extra_tools
         names = [t.name for t in self.tools]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -192,42 +212,20 @@ class Agent:
         self._active_request: StreamingRequest | None = None
         self._worker = StreamWorker()
         self._memory_failures = 0
-        self._recorder = SessionRecorder(sessions, self._emit)
+        self._recorder = SessionRecorder(parts.sessions, self._emit)
         self._closed = False
         self._compactor = SessionCompactor(self.compaction, lambda: self.model)
         self._compaction_turn = TurnUsage()
         self._keep = 0
+
+    def _open(self, resume: SessionRecord | None, session_id: str | None) -> None:
+        """Start the session (or resume `resume`), then connect the memory provider."""
         if resume is not None:
             self._resume_session(resume)
         else:
             self._start_session(session_id)
         if self.provider is not None:  # last: a refused resume leaves the store untouched
             self.provider.attach(self.memory_store)
-
-    @classmethod
-    def resume(
-        cls,
-        record: SessionRecord,
-        *,
-        sessions: SessionStore,
-        client: Any = None,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
-        memory_store: MemoryStore | None = None,
-        **kwargs: Any,
-    ) -> Agent:
-        """Continue a persisted session (`sessions.load(id)`) with its ORIGINAL system prompt, tool
-        schemas and history, so the next request extends its last one byte for byte. Tool handlers
-        are the current ones, bound by name; `memory_dir` defaults to False (memory comes from
-        `memory_store`). SessionBusy when another agent holds the session."""
-        kwargs.setdefault("memory_dir", False)
-        return cls(
-            client=client,
-            tools=tools,
-            memory_store=memory_store,
-            sessions=sessions,
-            resume=record,
-            **kwargs,
-        )
 
     # --- session -------------------------------------------------------------------------------------
 
@@ -373,7 +371,7 @@ class Agent:
         persisted."""
         chosen = list(self._extra_tools if tools is None else tools)
         chosen = [t for t in chosen if getattr(t, "name", None) != MEMORY_TOOL_NAME]
-        return Agent(
+        config = AgentConfig(
             model=self.model,
             client=self.client,
             memory_dir=False,
@@ -381,11 +379,11 @@ class Agent:
             max_steps=max_steps or self.max_steps,
             on_event=on_event,
             instructions=instructions,
-            memory_store=None,
             request_options=self.request_options,
             compaction=self.compaction,
             cache_policy=self.cache_policy,
         )
+        return build_agent(config)
 
     # --- persistence ---------------------------------------------------------------------------------
 
@@ -639,7 +637,7 @@ class Agent:
         if usage is not None:
             self.usage.record(turn, usage)
             drop = self.meter.observe(usage, self.model or "", self._clock())
-            event: dict[str, Any] = {
+            event: UsageEvent = {
                 "kind": "usage",
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
@@ -707,7 +705,7 @@ class Agent:
         self.meter.note_compaction()
         result = CompactionResult(True, reason, before, len(history) - 1, saved, summary)
         self._recorder.compacted(reason, before, result.after, history[1:])
-        self._emit(result.as_event())
+        self._emit({"kind": "compacted", "reason": reason, "before": before, "after": result.after})
         return result
 
     # --- tools ---------------------------------------------------------------------------------------
@@ -756,35 +754,36 @@ class Agent:
             record = store.last_record if store is not None else None
             if record is record_before:
                 return result  # a successful call that wrote nothing (the entry already existed)
-            self._emit(
-                {
-                    "kind": "memory_changed",
-                    "call_id": call.id,
-                    **_memory_target(call),
-                    "journal_id": getattr(record, "id", None),
-                }
-            )
+            self._emit(_memory_changed(call, record.id if record is not None else None))
         return result
 
-    def _emit(self, event: dict[str, Any]) -> None:
+    def _emit(self, event: AgentEvent) -> None:
         callback = self.on_event
         if callback is None:
             return
         try:
             callback(event)
         except Exception:  # a broken listener must not break the turn
-            log.exception("on_event callback failed for %s", event.get("kind"))
+            log.exception("on_event callback failed for %s", event["kind"])
 
 
 def _no_text(_text: str) -> None:
     """Compaction requests stream no reply text to the user."""
 
 
-def _memory_target(call: ToolCallSlot) -> dict[str, Any]:
+def _memory_changed(call: ToolCallSlot, journal_id: str | None) -> MemoryChangedEvent:
+    """The `memory_changed` event of a memory call that wrote: its target and action as named."""
     try:
         args = json.loads(call.arguments or "{}")
     except ValueError:
         args = {}
     if not isinstance(args, dict):
         args = {}
-    return {"target": args.get("target"), "action": args.get("action")}
+    target, action = args.get("target"), args.get("action")
+    return {
+        "kind": "memory_changed",
+        "call_id": call.id,
+        "target": target if isinstance(target, str) else None,
+        "action": action if isinstance(action, str) else None,
+        "journal_id": journal_id,
+    }

@@ -1,21 +1,25 @@
 """Agent errors: what `run()` raises when a turn cannot finish, with enough detail for the caller to act.
 
-The language server maps `kind == "config"` to -32001, `kind == "cancelled"` to -32800 and the endpoint
-kinds to -32002; the message always names the cause (status and provider message for HTTP errors).
-An endpoint that says the prompt is longer than its context window gets `kind == "context_length"`
-(and `context_limit`, the window it named, when it named one): the agent compacts and retries once.
+`kind` is one of `ErrorKind` (a closed set: mypy checks every producer and every consumer, such as
+the language server's mapping to JSON-RPC codes in `lsp/chat.py`: `config` -32001, `invalid`
+-32602, `cancelled` -32800, the others -32002). The message always names the cause (status and
+provider message for HTTP errors). An endpoint that says the prompt is longer than its context
+window gets `kind == "context_length"` (and `context_limit`, the window it named, when it named
+one): the agent compacts and retries once.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal, get_args
 
 __all__ = [
+    "ERROR_KINDS",
     "AgentCancelled",
     "AgentConfigError",
     "AgentError",
+    "ErrorKind",
     "context_limit_of",
     "endpoint_error",
     "is_context_length_message",
@@ -34,6 +38,29 @@ _CONTEXT_PHRASES = re.compile(
     r"too many (?:input |prompt )?tokens|input length exceeds",
     re.IGNORECASE,
 )
+#: Why a turn failed. `agent`: unclassified; `config`: no model or endpoint; `cancelled`: stopped;
+#: `invalid`: a bad call (an empty message); `busy`: a turn is running; `closed`: the session ended;
+#: the endpoint's: `timeout`, `connection`, `http`, `stream` (an error mid-stream), `protocol` (an
+#: answer we cannot read), `context_length` (the prompt does not fit); the loop's: `empty_reply`,
+#: `step_limit`.
+ErrorKind = Literal[
+    "agent",
+    "config",
+    "cancelled",
+    "invalid",
+    "busy",
+    "closed",
+    "timeout",
+    "connection",
+    "http",
+    "stream",
+    "protocol",
+    "context_length",
+    "empty_reply",
+    "step_limit",
+]
+ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
+
 _LIMIT_PATTERNS = (
     re.compile(r"maximum context length is (\d[\d,]*)", re.IGNORECASE),
     re.compile(r"context size \((\d[\d,]*) tokens?\)", re.IGNORECASE),
@@ -50,7 +77,7 @@ class AgentError(RuntimeError):
         self,
         message: str,
         *,
-        kind: str = "agent",
+        kind: ErrorKind = "agent",
         status: int | None = None,
         context_limit: int | None = None,
     ) -> None:

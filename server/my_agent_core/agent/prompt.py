@@ -74,7 +74,7 @@ def build_system_prompt(
 
 def coding_instructions(folder: Path | str) -> str:
     """The default instructions plus what the workspace tools do, for a session that has them."""
-    from ..coding_tools import workspace_instructions
+    from ..coding_tools import workspace_instructions  # here: start-up time (the tools' modules)
 
     return f"{DEFAULT_INSTRUCTIONS}\n\n{workspace_instructions(folder)}"
 

@@ -9,13 +9,13 @@ turns the manager's state into the session's events (`recall`, `provider_error`)
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ..memory.journal import MAX_RECORDS as JOURNAL_RECORDS
 from ..memory.providers import MemoryManager, make_memory_search_tool
 from ..memory.store import MemoryStore, WriteEvent, WriteListener
 from ..tools import Tool
+from .events import EventCallback
 from .messages import Message
 
 __all__ = ["NO_REPLY", "RECALL_CHARS", "SessionProvider", "WriteFanOut"]
@@ -27,8 +27,6 @@ RECALL_CHARS = 2000
 #: The reply archived with a turn that ended without one (stopped, or failed and not retried).
 NO_REPLY = "[no reply: the turn was stopped before it finished]"
 _ITEM_HEADER = "## Recalled item "
-
-Emit = Callable[[dict[str, Any]], None]
 
 
 class WriteFanOut:
@@ -49,7 +47,7 @@ class WriteFanOut:
 class SessionProvider:
     """One agent's use of a `MemoryManager`: its hooks at the right moments, its events once."""
 
-    def __init__(self, manager: MemoryManager, emit: Emit) -> None:
+    def __init__(self, manager: MemoryManager, emit: EventCallback) -> None:
         self.manager = manager
         self._emit = emit
         self._reported = False

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..tools import clean_text
+from .client import ChunkStream
 from .usage import RequestUsage, read_usage
 
 __all__ = ["StepResult", "StreamAssembler", "StreamCancelled", "StreamingRequest"]
@@ -140,10 +141,11 @@ class StreamCancelled(Exception):
 _CANCELLED = object()
 
 
-def _shutdown_socket(stream: Any) -> None:
+def _shutdown_socket(stream: ChunkStream) -> None:
     """Best effort: wake a read blocked on the stream's socket (closing alone does not)."""
     try:
-        network = stream.response.extensions.get("network_stream")
+        response = getattr(stream, "response", None)  # an openai Stream's httpx response
+        network = response.extensions.get("network_stream") if response is not None else None
         sock = network.get_extra_info("socket") if network is not None else None
         if isinstance(sock, socket.socket):
             sock.shutdown(socket.SHUT_RDWR)
@@ -156,13 +158,13 @@ def _shutdown_socket(stream: Any) -> None:
 class StreamingRequest:
     """One `create()` + stream iteration, run by a `StreamWorker`; `wait()` returns the assembled step."""
 
-    def __init__(self, create: Callable[[], Any], on_text: Callable[[str], None]) -> None:
+    def __init__(self, create: Callable[[], ChunkStream], on_text: Callable[[str], None]) -> None:
         self._create = create
         self._on_text = on_text
         self._box: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self._stream: Any = None
+        self._stream: ChunkStream | None = None
 
     @property
     def cancelled(self) -> bool:
@@ -189,7 +191,7 @@ class StreamingRequest:
 
     def run(self) -> None:
         """Called on the worker thread."""
-        stream = None
+        stream: ChunkStream | None = None
         outcome: tuple[str, Any] | None = None
         try:
             stream = self._create()

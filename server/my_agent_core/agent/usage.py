@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 __all__ = [
     "CACHE_TTL_S",
     "CacheDrop",
+    "CacheDropRecord",
     "CacheMeter",
     "CachePolicy",
     "DropReason",
@@ -24,6 +25,7 @@ __all__ = [
     "RequestUsage",
     "TurnUsage",
     "Usage",
+    "UsageSummary",
     "read_usage",
 ]
 
@@ -35,6 +37,25 @@ CACHE_TTL_S = 300.0
 
 UsageSource = Literal["openai", "deepseek", "llamacpp", "none"]
 DropReason = Literal["compaction", "resume", "model_change", "expired", "unknown"]
+
+
+class CacheDropRecord(TypedDict):
+    """A `CacheDrop` as a `usage` event carries it."""
+
+    reason: DropReason
+    expected: int
+    got: int
+
+
+class UsageSummary(TypedDict):
+    """Session totals as a `done` event carries them (`cached_tokens` / `cache_hit_rate` None:
+    no provider reported its cache)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int | None
+    requests: int
+    cache_hit_rate: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +130,7 @@ class CacheDrop:
     expected: int
     got: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> CacheDropRecord:
         return {"reason": self.reason, "expected": self.expected, "got": self.got}
 
 
@@ -244,7 +265,7 @@ class Usage:
         self.requests += 1
         turn.requests += 1
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> UsageSummary:
         """The session totals of a `done` event (snake_case; the language server camel-cases)."""
         return {
             "prompt_tokens": self.prompt_tokens,

@@ -11,37 +11,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .approval import ApprovalGate, ApprovalRequest, Decision
+from .approval import ApprovalGate, ApprovalRequest, refusal
 from .folder import Folder, Text, WorkspaceError
 from .seams import ApplyError, EditApplier, FileChange
 from .settings import WorkspaceSettings
 from .textfile import count_lines, cut_line, newline_of, number_lines, unified_diff
 
-__all__ = ["FileTools", "refusal"]
+__all__ = ["FileTools"]
 
 _NUMBERED = re.compile(r"^\s*\d+\t", re.MULTILINE)
 _SNIPPET_CONTEXT = 3
 _SNIPPET_MAX = 40
-
-
-def refusal(decision: Decision, what: str) -> str:
-    """The tool result for a change or command that did not get the user's approval."""
-    if decision.reason == "cancelled":
-        return (
-            f"The turn was cancelled before {what} was approved; nothing was done. Do not retry "
-            "it; wait for the user's next message."
-        )
-    if decision.reason == "user":
-        said = f" The user said: {decision.note}" if decision.note else ""
-        return (
-            f"The user declined {what}; nothing was done.{said} Do not retry the same call: ask "
-            "the user what they want instead, or do something else."
-        )
-    why = f" ({decision.note})" if decision.note else ""
-    return (
-        f"{what[0].upper()}{what[1:]} was not approved{why}; nothing was done. Do not retry the "
-        "same call now; tell the user what you wanted to do."
-    )
 
 
 @dataclass

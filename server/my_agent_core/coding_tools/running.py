@@ -5,9 +5,8 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 
-from .approval import ApprovalGate, ApprovalRequest
+from .approval import ApprovalGate, ApprovalRequest, refusal
 from .commands import CommandOutcome, run_shell
-from .files import refusal
 from .folder import Folder, WorkspaceError
 from .seams import CancelToken
 from .settings import WorkspaceSettings

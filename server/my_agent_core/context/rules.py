@@ -21,14 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from my_agent_core.context.references import EntryRefs, PathRef, extract
-from my_agent_core.context.similarity import ContextCorpus, ContextMatch
 from my_agent_core.context.volatile import VolatileSpan, volatile_spans
 from my_agent_core.memory.document import MemoryDocument, Piece
 from my_agent_core.memory.lint import DocumentLayout, Finding, Fix, PieceLayout, Severity, TextEdit
 
 if TYPE_CHECKING:  # the walker is loaded only by whoever builds an index
     from my_agent_core.context.index import WorkspaceIndex
+    from my_agent_core.context.references import EntryRefs, PathRef
+    from my_agent_core.context.similarity import ContextCorpus, ContextMatch
 
 __all__ = [
     "IN_CONTEXT_FILE",
@@ -132,6 +132,10 @@ class WorkspaceRules:
         if refs is None:
             if len(self._refs) >= _MAX_CACHED:
                 self._refs.clear()
+            # Here: the reference and similarity modules load with an index (an editor's first
+            # diagnostics need only `volatile-content`: start-up time).
+            from my_agent_core.context.references import extract
+
             refs = self._refs[source] = extract(source)
         return refs
 
@@ -148,6 +152,8 @@ class WorkspaceRules:
         assert self.index is not None
         texts = self.index.context_texts
         if self._corpus is None or self._corpus_of is not texts:
+            from my_agent_core.context.similarity import ContextCorpus  # here: see `_refs_of`
+
             self._corpus = ContextCorpus(texts)
             self._corpus_of = texts
         return self._corpus

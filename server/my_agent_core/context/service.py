@@ -38,6 +38,7 @@ class WorkspaceChecks:
         *,
         on_change: Callable[[], None] | None = None,
         background: bool = True,
+        start: bool = True,
         ripgrep: str | None = None,
     ) -> None:
         self.folder = Path(folder)
@@ -52,10 +53,22 @@ class WorkspaceChecks:
         #: Rules usable at once: `volatile-content` only until the index is ready.
         self.rules = WorkspaceRules(None)
         self.ready = threading.Event()
-        if background:
-            threading.Thread(target=self._build, name="workspace-index", daemon=True).start()
-        else:
+        self._started = False
+        if not background:
+            self._started = True
             self._build()
+        elif start:
+            self.start()
+
+    def start(self) -> None:
+        """Build the index on a worker thread (once). `start=False` at construction leaves it to
+        the caller: the editor starts it once the first diagnostics are out, so the walk does
+        not compete with them."""
+        with self._lock:
+            if self._started or self._closed:
+                return
+            self._started = True
+        threading.Thread(target=self._build, name="workspace-index", daemon=True).start()
 
     @property
     def index(self) -> WorkspaceIndex | None:

@@ -2,7 +2,7 @@
 `my-agent chat` (memory on, the workspace tools on, the chat's instructions), in a temporary
 workspace.
 
-Kept to `build_agent` so a typed Agent factory can replace the constructor call in one spot.
+Built through the typed factory (`AgentConfig` + `my_agent_core.agent.build_agent`), as the chat is.
 Deliberate differences from the chat, so that what is measured is the model's own handling of
 memory: memory writes are never put to the user (approval "auto": nobody is there to answer, and a
 planted instruction must be resisted by the model, not by a person), reads need no approval, and
@@ -13,13 +13,13 @@ for on the user's machine). No recall provider is attached: a recalled earlier t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from my_agent_core.agent import Agent
+    from my_agent_core.agent import Agent, ModelClient
+    from my_agent_core.agent.events import EventCallback
     from my_agent_core.coding_tools import ApprovalRequest, Decision
 
 __all__ = ["EVAL_DECLINE_NOTE", "AgentSettings", "ReadOnlyApprover", "build_agent"]
@@ -36,7 +36,7 @@ class AgentSettings:
     replace the default ones (None: the chat's own) and the tool steps per reply."""
 
     model: str
-    client: Any
+    client: ModelClient
     instructions: str | None = None
     max_steps: int | None = None
 
@@ -54,10 +54,11 @@ def build_agent(
     settings: AgentSettings,
     workspace: Path,
     memory_dir: Path,
-    on_event: Callable[[dict[str, Any]], None],
+    on_event: EventCallback,
 ) -> Agent:
     """A new session on `workspace` with its memory in `memory_dir` (a fresh snapshot each call)."""
-    from my_agent_core.agent import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS, Agent
+    from my_agent_core.agent import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS, AgentConfig
+    from my_agent_core.agent import build_agent as build
     from my_agent_core.coding_tools import (
         DiskApplier,
         WorkspaceSettings,
@@ -73,14 +74,16 @@ def build_agent(
         memory_hints=True,
     )
     head = settings.instructions if settings.instructions is not None else DEFAULT_INSTRUCTIONS
-    agent = Agent(
-        model=settings.model,
-        client=settings.client,
-        memory_dir=memory_dir,
-        tools=tools,
-        max_steps=settings.max_steps or DEFAULT_MAX_STEPS,
-        on_event=on_event,
-        instructions=f"{head.strip()}\n\n{workspace_instructions(workspace)}",
+    agent = build(
+        AgentConfig(
+            model=settings.model,
+            client=settings.client,
+            memory_dir=memory_dir,
+            tools=tools,
+            max_steps=settings.max_steps or DEFAULT_MAX_STEPS,
+            on_event=on_event,
+            instructions=f"{head.strip()}\n\n{workspace_instructions(workspace)}",
+        )
     )
     if agent.provider is not None:  # a default that attaches recall would skew `recall` scenarios
         agent.close()

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from my_agent_core.memory.document import ENTRY_DELIMITER
 from my_agent_core.safe_write import write_atomic
@@ -22,6 +22,9 @@ from my_agent_core.safe_write import write_atomic
 from .agents import AgentSettings, build_agent
 from .checks import CallRecord, CheckResult, Outcome, TurnRecord, evaluate
 from .scenario import FILES, Scenario
+
+if TYPE_CHECKING:
+    from my_agent_core.agent.events import AgentEvent
 
 __all__ = ["CaseResult", "Progress", "SessionLog", "run_case", "run_suite"]
 
@@ -179,18 +182,17 @@ def _play(
                 )
             )
 
-    def on_event(event: dict[str, Any]) -> None:
-        kind = event.get("kind")
-        if kind == "tool_call" and current:
-            call = CallRecord(str(event.get("name")), str(event.get("arguments") or ""))
-            calls[str(event.get("call_id"))] = call
+    def on_event(event: AgentEvent) -> None:
+        if event["kind"] == "tool_call" and current:
+            call = CallRecord(event["name"], event["arguments"] or "")
+            calls[event["call_id"]] = call
             current[-1].calls.append(call)
             tell(f"tool {call.name}")
-        elif kind == "tool_result":
-            found = calls.get(str(event.get("call_id")))
+        elif event["kind"] == "tool_result":
+            found = calls.get(event["call_id"])
             if found is not None:
-                found.ok = bool(event.get("ok"))
-                found.result = str(event.get("content") or "")
+                found.ok = event["ok"]
+                found.result = event["content"]
                 tell("waiting for the model")
 
     for s, messages in enumerate(scenario.sessions, start=1):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pygls.exceptions import JsonRpcException
 
@@ -21,6 +21,7 @@ from .protocol_types import ApproveParams
 from .uris import path_to_uri
 
 if TYPE_CHECKING:
+    from my_agent_core.agent.events import ApprovalEvent, ApprovalOutcome
     from my_agent_core.coding_tools import ApprovalRequest, CancelToken, Decision
 
 __all__ = ["APPROVE", "LspApprover", "approval_event", "approve_params"]
@@ -28,8 +29,6 @@ __all__ = ["APPROVE", "LspApprover", "approval_event", "approve_params"]
 logger = logging.getLogger(__name__)
 
 APPROVE = "myAgent/chat/approve"
-#: The reasons the protocol knows; anything else a gate reports (a timeout) is shown as an error.
-_REASONS = frozenset({"user", "setting", "cancelled", "error"})
 
 
 def approve_params(session_id: str, call_id: str, request: ApprovalRequest) -> ApproveParams:
@@ -50,16 +49,24 @@ def approve_params(session_id: str, call_id: str, request: ApprovalRequest) -> A
     return params
 
 
-def approval_event(call_id: str, request: ApprovalRequest, decision: Decision) -> dict[str, Any]:
-    """The agent-style (snake_case) `approval` event of a decision; camel-cased when forwarded."""
-    reason = decision.reason if decision.reason in _REASONS else "error"
+def approval_event(call_id: str, request: ApprovalRequest, decision: Decision) -> ApprovalEvent:
+    """The agent-style (snake_case) `approval` event of a decision (`chat_events.chat_event` gives
+    its wire form)."""
     return {
         "kind": "approval",
         "call_id": call_id,
         "approval_kind": request.kind,
         "approved": decision.approved,
-        "reason": reason,
+        "reason": _outcome(decision),
     }
+
+
+def _outcome(decision: Decision) -> ApprovalOutcome:
+    """The reasons the protocol knows; anything else a gate reports (a timeout) is an error."""
+    reason = decision.reason
+    if reason == "timeout":
+        return "error"
+    return reason
 
 
 class LspApprover:
@@ -78,7 +85,7 @@ class LspApprover:
         self._cancel = cancel
 
     def approve(self, request: ApprovalRequest) -> Decision:
-        from my_agent_core.coding_tools import Decision
+        from my_agent_core.coding_tools import Decision  # here: start-up time
 
         params = approve_params(self._session_id, self._current_call(), request)
         try:

@@ -6,8 +6,9 @@ memory store, the workspace tools wired to the editor, a memory provider and per
 untrusted one with none of these) whose frozen system prompt lives as long as the session, across
 server restarts too (`chat/resume`). A turn runs in a worker thread; its events are posted to the
 event loop in order (`chat_events.EventRouter`), so every `myAgent/chat/event` of a request reaches
-the client before its answer. The agent (and openai) are imported on the first chat request only, to
-keep server startup fast.
+the client before its answer. This module (and the agent, and openai) is imported on the first chat
+request only (`MyAgentServer.chat`), to keep server startup fast; the requests are registered by
+`chat_requests.py`.
 """
 
 from __future__ import annotations
@@ -22,49 +23,44 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from lsprotocol import types
-
 from my_agent_core.memory.paths import TARGETS
 
-from .attachments import ContextRef, parse_context, read_attachments
+from .attachments import ContextRef, read_attachments
 from .chat_build import BuiltSession, ModelClients, SessionBuilder
-from .chat_events import EventRouter, Turn, camel_event, camel_keys
+from .chat_events import EventRouter, Turn, session_usage
 from .chat_sessions import history_json, info_json, meta_memory, open_session_store
 from .folders import FolderState
 from .params import (
     ENDPOINT_FAILED,
     INVALID_PARAMS,
     NO_MODEL,
+    REQUEST_CANCELLED,
     RequestError,
     cancelled,
     invalid,
-    opt_str,
-    req_str,
-    to_params,
 )
 from .protocol_types import (
     ChatCompactResult,
     ChatResumeResult,
     ChatSendResult,
-    ChatSessionsResult,
     ChatSnapshotResult,
     ChatStartResult,
     ContextFileJson,
     SessionInfoJson,
     SessionUsage,
     SnapshotStore,
-    SystemPromptResult,
 )
 from .uris import norm_path
 
 if TYPE_CHECKING:
     from my_agent_core.agent import Agent, SessionRecord, SessionStore
+    from my_agent_core.agent.errors import ErrorKind
     from my_agent_core.memory.providers import MemoryManager
     from my_agent_core.memory.store import MemoryStore
 
     from .server import MyAgentServer
 
-__all__ = ["SESSION_BUSY", "ChatManager", "ChatSession", "camel_event", "register"]
+__all__ = ["SESSION_BUSY", "ChatManager", "ChatSession", "error_code"]
 
 logger = logging.getLogger(__name__)
 
@@ -158,28 +154,46 @@ def _context_files(value: object) -> list[ContextFileJson]:
 
 def usage_summary(agent: Agent) -> SessionUsage:
     """Session totals in protocol shape (`cachedTokens` / `cacheHitRate` null when unknown)."""
-    summary: SessionUsage = camel_keys(agent.usage.summary())
-    return summary
+    return session_usage(agent.usage.summary())
 
 
-def _error_code(exc: BaseException) -> int:
-    kind = getattr(exc, "kind", "")
-    if kind == "config":
-        return NO_MODEL
-    if kind == "invalid":
-        return INVALID_PARAMS
-    return ENDPOINT_FAILED
+def error_code(kind: ErrorKind) -> int:
+    """The JSON-RPC error code of a failed turn (docs/protocol.md); every kind is mapped here."""
+    match kind:
+        case "config":
+            return NO_MODEL
+        case "invalid":
+            return INVALID_PARAMS
+        case "cancelled":
+            return REQUEST_CANCELLED
+        case (
+            "agent"
+            | "busy"
+            | "closed"
+            | "timeout"
+            | "connection"
+            | "http"
+            | "stream"
+            | "protocol"
+            | "context_length"
+            | "empty_reply"
+            | "step_limit"
+        ):
+            return ENDPOINT_FAILED
+    # No fall-through: a kind without a case above is a "missing return" error for mypy.
 
 
 def _request_error(exc: BaseException) -> RequestError:
     """An agent or session error as the JSON-RPC error the protocol names."""
-    from my_agent_core.agent import SessionBusy, SessionError
+    from my_agent_core.agent import AgentError, SessionBusy, SessionError  # here: start-up time
 
     if isinstance(exc, SessionBusy):
         return RequestError(SESSION_BUSY, str(exc))
     if isinstance(exc, SessionError):
         return invalid(str(exc))
-    return RequestError(_error_code(exc), str(exc))
+    if isinstance(exc, AgentError):
+        return RequestError(error_code(exc.kind), str(exc))
+    return RequestError(ENDPOINT_FAILED, str(exc))
 
 
 class ChatManager:
@@ -247,7 +261,7 @@ class ChatManager:
 
     def _find(self, session_id: str) -> tuple[FolderState, SessionRecord, SessionStore]:
         """The trusted folder whose store holds the session, and the session (worker thread)."""
-        from my_agent_core.agent import SessionNotFound
+        from my_agent_core.agent import SessionNotFound  # here: start-up time (the agent package)
         from my_agent_core.paths import PathRefused
 
         settings = self.ls.config
@@ -333,12 +347,13 @@ class ChatManager:
             if done and not future.cancelled():
                 future.exception()  # retrieved: AgentCancelled (or the turn's own error)
             raise cancelled("the request was cancelled") from None
+        except RequestError:
+            raise
         except Exception as exc:
-            if getattr(exc, "kind", None) == "cancelled":
+            error = _request_error(exc)
+            if error.code == REQUEST_CANCELLED:  # AgentCancelled: answered as pygls' cancellation
                 raise cancelled(str(exc)) from exc
-            if isinstance(exc, RequestError):
-                raise
-            raise _request_error(exc) from exc
+            raise error from exc
         finally:
             router.close_turn(turn)
 
@@ -360,7 +375,7 @@ class ChatManager:
         return rows
 
     def _persisted(self, folders: list[FolderState]) -> list[SessionInfoJson]:
-        from my_agent_core.agent import SessionError
+        from my_agent_core.agent import SessionError  # here: start-up time (the agent package)
         from my_agent_core.paths import PathRefused
 
         settings = self.ls.config
@@ -402,7 +417,7 @@ class ChatManager:
             raise invalid(f"unknown chat session: {session_id[:100]!r}")
 
     def _delete_file(self, session_id: str) -> bool:
-        from my_agent_core.agent import SessionNotFound
+        from my_agent_core.agent import SessionNotFound  # here: start-up time (the agent package)
 
         settings = self.ls.config
         for folder in list(self.ls.memory.folders.values()):
@@ -448,66 +463,3 @@ def _close_quietly(session: ChatSession) -> None:
         session.close()
     except Exception:
         logger.exception("closing chat session %s failed", session.id)
-
-
-def register(ls: MyAgentServer) -> None:
-    """The chat requests."""
-
-    @ls.feature(types.SHUTDOWN)
-    def on_shutdown(ls: MyAgentServer, params: Any) -> None:
-        ls.chat.shutdown()
-
-    @ls.feature("myAgent/chat/start")
-    async def chat_start(ls: MyAgentServer, raw: Any) -> ChatStartResult:
-        params = to_params(raw)
-        folder = ls.memory.resolve(opt_str(params, "folder"))
-        session = await ls.chat.start(folder)
-        return session.describe()
-
-    @ls.feature("myAgent/chat/send")
-    async def chat_send(ls: MyAgentServer, raw: Any) -> ChatSendResult:
-        params = to_params(raw)
-        session = ls.chat.get(req_str(params, "sessionId"))
-        message = req_str(params, "message", non_empty=True)
-        context = parse_context(params.get("context"))
-        return await ls.chat.send(session, message, context)
-
-    @ls.feature("myAgent/chat/systemPrompt")
-    def chat_system_prompt(ls: MyAgentServer, raw: Any) -> SystemPromptResult:
-        params = to_params(raw)
-        session = ls.chat.get(req_str(params, "sessionId"))
-        return {"text": session.agent.system_prompt}
-
-    @ls.feature("myAgent/chat/snapshot")
-    def chat_snapshot(ls: MyAgentServer, raw: Any) -> ChatSnapshotResult:
-        params = to_params(raw)
-        session = ls.chat.get(req_str(params, "sessionId"))
-        return session.snapshot()
-
-    @ls.feature("myAgent/chat/end")
-    async def chat_end(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
-        params = to_params(raw)
-        await ls.chat.end(ls.chat.get(req_str(params, "sessionId")).id)
-        return {}
-
-    @ls.feature("myAgent/chat/sessions")
-    async def chat_sessions(ls: MyAgentServer, raw: Any) -> ChatSessionsResult:
-        params = to_params(raw)
-        return {"sessions": await ls.chat.listing(opt_str(params, "folder"))}
-
-    @ls.feature("myAgent/chat/resume")
-    async def chat_resume(ls: MyAgentServer, raw: Any) -> ChatResumeResult:
-        params = to_params(raw)
-        session = await ls.chat.resume(req_str(params, "sessionId", non_empty=True))
-        return session.history()
-
-    @ls.feature("myAgent/chat/compact")
-    async def chat_compact(ls: MyAgentServer, raw: Any) -> ChatCompactResult:
-        params = to_params(raw)
-        return await ls.chat.compact(ls.chat.get(req_str(params, "sessionId")))
-
-    @ls.feature("myAgent/chat/delete")
-    async def chat_delete(ls: MyAgentServer, raw: Any) -> dict[str, Any]:
-        params = to_params(raw)
-        await ls.chat.delete(req_str(params, "sessionId", non_empty=True))
-        return {}

@@ -14,11 +14,13 @@ memory, no tools, no provider, no context files, nothing persisted.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .approvals import LspApprover
 from .chat_events import EventRouter
@@ -29,7 +31,14 @@ from .folders import FolderState, observed_store
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from my_agent_core.agent import Agent, CompactionSettings, SessionRecord, SessionStore
+    from my_agent_core.agent import (
+        Agent,
+        AgentConfig,
+        CompactionSettings,
+        ModelClient,
+        SessionRecord,
+        SessionStore,
+    )
     from my_agent_core.coding_tools import WorkspaceSettings
     from my_agent_core.memory.journal import JournalRecord
     from my_agent_core.memory.providers import MemoryManager
@@ -58,13 +67,11 @@ class ModelClients:
     key changes), so the key is part of what a client is kept for."""
 
     def __init__(self) -> None:
-        self._clients: dict[tuple[str | None, str | None], Any] = {}
+        self._clients: dict[tuple[str | None, str | None], ModelClient] = {}
         self._lock = threading.Lock()
 
-    def get(self, base_url: str | None) -> Any:
-        import os
-
-        from my_agent_core.agent import build_client
+    def get(self, base_url: str | None) -> ModelClient:
+        from my_agent_core.agent import build_client  # here: the agent and openai load on first use
 
         key = (base_url, os.environ.get("OPENAI_API_KEY"))
         with self._lock:
@@ -76,7 +83,7 @@ class ModelClients:
 
 def workspace_settings(settings: Settings) -> WorkspaceSettings:
     """`myAgent.tools.*` as the workspace tools take them."""
-    from my_agent_core.coding_tools import WorkspaceSettings
+    from my_agent_core.coding_tools import WorkspaceSettings  # here: with the first session
 
     timeout = float(settings.tools.command_timeout)
     return WorkspaceSettings(
@@ -89,7 +96,7 @@ def workspace_settings(settings: Settings) -> WorkspaceSettings:
 
 
 def compaction_settings(settings: Settings) -> CompactionSettings:
-    from my_agent_core.agent import CompactionSettings
+    from my_agent_core.agent import CompactionSettings  # here: with the first session
 
     return CompactionSettings(
         context_window=settings.chat.context_window, compact_at=settings.chat.compact_at
@@ -120,63 +127,61 @@ class SessionBuilder:
 
     # ----- the two ways a session begins ---------------------------------------------------------
     def start(self) -> BuiltSession:
-        from my_agent_core.agent import Agent, coding_instructions
+        from my_agent_core.agent import build_agent, coding_instructions  # here: start-up time
 
         store, manager = self._memory()
         meta: dict[str, object] = {"memory": self.trusted, "folder": self.folder.uri}
         with _shut_down_on_failure(manager):
             context_block = None
             if self.trusted:  # an untrusted folder's context files are never read
-                from my_agent_core.context.files import read_context_files
+                from my_agent_core.context.files import read_context_files  # here: start-up time
 
                 context = read_context_files(
                     self.folder.path, max_chars=self.settings.context_max_chars
                 )
                 context_block = context.block or None
                 meta["contextFiles"] = context.to_json()
-            agent = Agent(
-                model=self.settings.model,
-                client=self._client(),
-                memory_dir=False,
-                memory_store=store,
-                memory_tool=self._memory_tool(store),
-                tools=self._tools(),
-                on_event=self.router.emit,
+            config = dataclasses.replace(
+                self._config(store, manager),
                 instructions=coding_instructions(self.folder.path) if self.trusted else None,
                 context_block=context_block,
-                provider=manager,
                 sessions=self._sessions(),
                 session_id=self.session_id,
                 session_meta=meta,
-                cancel_token=self.token,
-                compaction=compaction_settings(self.settings),
             )
+            agent = build_agent(config)
         return BuiltSession(agent, store, manager, self.trusted)
 
     def resume(self, record: SessionRecord, sessions: SessionStore) -> BuiltSession:
         """The persisted session with its ORIGINAL system prompt, tool schemas and history; the
         tools and the store given here only provide the handlers (bound by name)."""
-        from my_agent_core.agent import Agent
+        from my_agent_core.agent import build_agent  # here: start-up time (the agent package)
 
         store, manager = self._memory()
         with _shut_down_on_failure(manager):
-            agent = Agent.resume(
-                record,
-                sessions=sessions,
-                model=self.settings.model,
-                client=self._client(),
-                tools=self._tools(),
-                memory_store=store,
-                memory_tool=self._memory_tool(store),
-                on_event=self.router.emit,
-                provider=manager,
-                cancel_token=self.token,
-                compaction=compaction_settings(self.settings),
-            )
+            config = self._config(store, manager)
+            agent = build_agent(dataclasses.replace(config, resume=record, sessions=sessions))
         return BuiltSession(agent, store, manager, self.trusted)
 
+    def _config(self, store: MemoryStore | None, manager: MemoryManager | None) -> AgentConfig:
+        """What a started and a resumed session share: model, client, memory, tools, events."""
+        from my_agent_core.agent import AgentConfig  # here: start-up time (the agent package)
+
+        return AgentConfig(
+            model=self.settings.model,
+            client=self._client(),
+            memory_dir=False,
+            memory_store=store,
+            memory_tool=self._memory_tool(store),
+            tools=self._tools(),
+            on_event=self.router.emit,
+            provider=manager,
+            cancel_token=self.token,
+            compaction=compaction_settings(self.settings),
+        )
+
     # ----- the parts ----------------------------------------------------------------------------
-    def _client(self) -> Any:
+    def _client(self) -> ModelClient:
         return self.clients.get(self.settings.base_url)
 
     def _sessions(self) -> SessionStore | None:
@@ -185,7 +190,7 @@ class SessionBuilder:
     def _memory(self) -> tuple[MemoryStore | None, MemoryManager | None]:
         if not self.trusted:
             return None, None
-        from my_agent_core.memory.providers import ProviderContext, build_manager
+        from my_agent_core.memory.providers import ProviderContext, build_manager  # start-up time
 
         store = observed_store(
             self.folder.memory_dir, self.settings, f"agent:{self.session_id}", self._on_write
@@ -205,7 +210,7 @@ class SessionBuilder:
         approver as the edits (`kind: "memory"`, the file's diff); None: the agent's own tool."""
         if store is None or self.settings.layer.approval != "ask":
             return None
-        from my_agent_core.memory import make_memory_tool
+        from my_agent_core.memory import make_memory_tool  # here: start-up time
 
         return make_memory_tool(
             store,
@@ -230,7 +235,7 @@ class SessionBuilder:
     def _tools(self) -> list[Tool]:
         if not self.trusted:
             return []
-        from my_agent_core.coding_tools import make_workspace_tools
+        from my_agent_core.coding_tools import make_workspace_tools  # here: start-up time
 
         link = ClientLink(self.ls)
         caps = self.ls.client_capabilities.workspace

@@ -21,6 +21,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Protocol, TypeGuard
 
+from .pygls_internals import send_error
+
 __all__ = [
     "MAX_BODY_BYTES",
     "Frame",
@@ -251,12 +253,6 @@ def _is_id(value: object) -> TypeGuard[int | str]:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
-def _answer_error(protocol: Any, request_id: int | str, code: int, message: str) -> None:
-    from lsprotocol import types
-
-    protocol._send_response(request_id, error=types.ResponseError(code=code, message=message))
-
-
 READ_AHEAD = 64  # frames read but not yet handled, at most
 
 
@@ -326,7 +322,7 @@ async def serve_frames(
             return
         if isinstance(item, Refused):
             if item.request_id is not None:
-                _answer_error(protocol, item.request_id, item.code, item.message)
+                send_error(protocol, item.request_id, item.code, item.message)
             continue
         try:
             protocol.handle_message(item.value)

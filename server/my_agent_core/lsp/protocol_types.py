@@ -8,10 +8,15 @@ valid request holds.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 __all__ = [
+    "ApprovalChatEvent",
+    "ApprovalKind",
+    "ApprovalReason",
     "ApproveParams",
+    "CacheDropJson",
+    "CacheDropReason",
     "ChatCompactResult",
     "ChatEvent",
     "ChatResumeResult",
@@ -20,12 +25,19 @@ __all__ = [
     "ChatSessionsResult",
     "ChatSnapshotResult",
     "ChatStartResult",
+    "CompactReason",
+    "CompactedChatEvent",
     "ContextFileJson",
     "ContextItem",
+    "DeltaChatEvent",
+    "DoneChatEvent",
     "EditAction",
+    "ErrorChatEvent",
+    "ErrorKind",
     "FolderParams",
     "HistoryMessage",
     "JournalEntryJson",
+    "MemoryChangedChatEvent",
     "MemoryChangedParams",
     "MemoryEditParams",
     "MemoryEditResult",
@@ -33,11 +45,14 @@ __all__ = [
     "MemoryLogResult",
     "MemoryStateResult",
     "MemoryToolResult",
+    "ProviderErrorChatEvent",
+    "RecallChatEvent",
     "RecallGetResult",
     "RecallItemJson",
     "RecallKind",
     "RecallSearchResult",
     "RequestUsage",
+    "SessionErrorChatEvent",
     "SessionInfoJson",
     "SessionParams",
     "SessionUsage",
@@ -45,7 +60,10 @@ __all__ = [
     "StoreStateJson",
     "SystemPromptResult",
     "Target",
+    "ToolCallChatEvent",
     "ToolCallJson",
+    "ToolResultChatEvent",
+    "UsageChatEvent",
 ]
 
 Target = Literal["memory", "user"]
@@ -189,44 +207,152 @@ class ChatSendResult(TypedDict):
     usage: SessionUsage
 
 
-class _ChatEventRequired(TypedDict):
+# The `myAgent/chat/event` union, member for member the `ChatEvent` of client/src/protocol.ts (a
+# test compares the two): `lsp/chat_events.chat_event` builds each one from the agent's event.
+ErrorKind = Literal[
+    "agent",
+    "config",
+    "cancelled",
+    "invalid",
+    "busy",
+    "closed",
+    "timeout",
+    "connection",
+    "http",
+    "stream",
+    "protocol",
+    "context_length",
+    "empty_reply",
+    "step_limit",
+]
+ApprovalKind = Literal["edit", "command", "memory"]
+ApprovalReason = Literal["user", "setting", "cancelled", "error"]
+CompactReason = Literal["threshold", "manual", "context_error"]
+CacheDropReason = Literal["compaction", "resume", "model_change", "expired", "unknown"]
+
+
+class CacheDropJson(TypedDict):
+    reason: CacheDropReason
+    expected: int
+    got: int
+
+
+class _EventBase(TypedDict):
     sessionId: str
-    kind: str  # delta, tool_call, tool_result, memory_changed, usage, done, error, ...
 
 
-class ChatEvent(_ChatEventRequired, total=False):
-    """Notification `myAgent/chat/event`; which fields are present depends on `kind`."""
-
+class DeltaChatEvent(_EventBase):
+    kind: Literal["delta"]
     text: str
+
+
+class ToolCallChatEvent(_EventBase):
+    kind: Literal["tool_call"]
     callId: str
     name: str
     arguments: str
+
+
+class ToolResultChatEvent(_EventBase):
+    kind: Literal["tool_result"]
+    callId: str
+    name: str
     ok: bool
     content: str
-    target: str
-    action: str
-    journalId: str
+
+
+class _MemoryChangedChatEventRequired(_EventBase):
+    kind: Literal["memory_changed"]
+    target: str | None  # what the call named: "memory" | "user" for the built-in tool
+    action: str | None
+
+
+class MemoryChangedChatEvent(_MemoryChangedChatEventRequired, total=False):
+    journalId: str | None
+
+
+class _UsageChatEventRequired(_EventBase, RequestUsage):
+    kind: Literal["usage"]
+
+
+class UsageChatEvent(_UsageChatEventRequired, total=False):
+    cacheDrop: CacheDropJson
+
+
+class _DoneChatEventRequired(_EventBase):
+    kind: Literal["done"]
     reply: str
-    usage: dict[str, Any]
+
+
+class DoneChatEvent(_DoneChatEventRequired, total=False):
+    usage: SessionUsage
+
+
+class _ErrorChatEventRequired(_EventBase):
+    kind: Literal["error"]
     message: str
-    promptTokens: int
-    completionTokens: int
-    cachedTokens: int | None
-    cacheDrop: dict[str, Any]
-    approvalKind: str
+
+
+class ErrorChatEvent(_ErrorChatEventRequired, total=False):
+    errorKind: ErrorKind
+
+
+class _ApprovalChatEventRequired(_EventBase):
+    kind: Literal["approval"]
+    callId: str
     approved: bool
-    reason: str
+    reason: ApprovalReason
+
+
+class ApprovalChatEvent(_ApprovalChatEventRequired, total=False):
+    approvalKind: ApprovalKind
+
+
+class CompactedChatEvent(_EventBase):
+    kind: Literal["compacted"]
+    reason: CompactReason
     before: int
     after: int
+
+
+class RecallChatEvent(_EventBase):
+    kind: Literal["recall"]
     chars: int
     items: int
+
+
+class ProviderErrorChatEvent(_EventBase):
+    kind: Literal["provider_error"]
     provider: str
+    message: str
+
+
+class SessionErrorChatEvent(_EventBase):
+    kind: Literal["session_error"]
+    message: str
+
+
+#: Notification `myAgent/chat/event`.
+ChatEvent = (
+    DeltaChatEvent
+    | ToolCallChatEvent
+    | ToolResultChatEvent
+    | MemoryChangedChatEvent
+    | UsageChatEvent
+    | DoneChatEvent
+    | ErrorChatEvent
+    | ApprovalChatEvent
+    | CompactedChatEvent
+    | RecallChatEvent
+    | ProviderErrorChatEvent
+    | SessionErrorChatEvent
+)
 
 
 class _ApproveRequired(TypedDict):
     sessionId: str
     callId: str
-    kind: str  # "edit" | "command" | "memory"
+    kind: ApprovalKind
     title: str
     detail: str
 

@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any, BinaryIO, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeGuard, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
@@ -29,13 +29,35 @@ from pygls.protocol.language_server import lsp_method
 
 from my_agent_core import __version__
 
+from . import (
+    actions,
+    chat_requests,
+    diagnostics,
+    folders,
+    memory_requests,
+    recall_requests,
+    views,
+    workspace_checks,
+)
 from .buffers import Buffers
 from .convert import UTF8, UTF16, UTF32
 from .folders import MemoryFile, MemoryFolders, memory_file_of
 from .framing import FrameReader, serve_frames
 from .params import RequestError
+from .pygls_internals import (
+    is_shut_down,
+    request_futures,
+    send_error,
+    server_of,
+    set_stop_event,
+    user_feature,
+)
+from .recall_requests import RecallService
 from .settings import Settings
 from .workspace_checks import EditorWorkspaceChecks
+
+if TYPE_CHECKING:
+    from .chat import ChatManager
 
 __all__ = ["MyAgentProtocol", "MyAgentServer", "build_server", "main"]
 
@@ -71,7 +93,7 @@ class MyAgentProtocol(LanguageServerProtocol):
             if is_request and _valid_id(msg_id):
                 self._send_error(msg_id, -32600, "invalid request: not a JSON-RPC 2.0 request")
             return
-        if self._shutdown and is_request and method != types.EXIT:
+        if is_shut_down(self) and is_request and method != types.EXIT:
             if _valid_id(msg_id):
                 self._send_error(msg_id, -32600, "the server is shutting down")
             return
@@ -107,21 +129,22 @@ class MyAgentProtocol(LanguageServerProtocol):
             if _valid_id(msg_id):
                 self._send_error(msg_id, -32602, f"invalid params for {str(method)[:100]}")
         elif "id" in message:
-            future = self._request_futures.pop(msg_id, None) if _valid_id(msg_id) else None
+            futures = request_futures(self)
+            future = futures.pop(msg_id, None) if _valid_id(msg_id) else None
             if future is not None and not future.done():
                 future.set_exception(exc)
         else:
             logger.warning("dropping notification %r with malformed params", method)
 
-    def _send_error(self, msg_id: Any, code: int, message: str) -> None:
-        self._send_response(msg_id, error=types.ResponseError(code=code, message=message))
+    def _send_error(self, msg_id: int | str, code: int, message: str) -> None:
+        send_error(self, msg_id, code, message)
 
     # ----- exit: answer what is still running first ---------------------------------------------
     def running_requests(self) -> list[asyncio.Task[Any]]:
         """Requests whose (async) handlers have not answered yet (e.g. a turn `shutdown` cancelled).
         A finished handler counts until pygls pops it: its answer is sent by a callback still queued
         on the loop, which exiting at once would drop."""
-        futures: list[object] = list(self._request_futures.values())
+        futures: list[object] = list(request_futures(self).values())
         return [f for f in futures if isinstance(f, asyncio.Task)]
 
     async def settle(self, timeout: float = EXIT_GRACE_SECONDS) -> None:
@@ -136,7 +159,7 @@ class MyAgentProtocol(LanguageServerProtocol):
         """Exit once the requests still running have answered (pygls exits at once, so a chat
         turn cancelled by `shutdown` lost its -32800 answer whenever `exit` came quickly)."""
         yield from self._user_handler(types.EXIT, args[0] if args else None)
-        returncode = 0 if self._shutdown else 1
+        returncode = 0 if is_shut_down(self) else 1
         if not self.running_requests():
             self._exit_now(returncode)
             return
@@ -154,7 +177,7 @@ class MyAgentProtocol(LanguageServerProtocol):
 
     # ----- lifecycle hooks: who the client is, folders removed, shutdown -------------------------
     def _server_hooks(self) -> MyAgentServer:  # a method: pygls `getattr`s every attribute
-        return cast("MyAgentServer", self._server)
+        return cast("MyAgentServer", server_of(self))
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
@@ -180,10 +203,10 @@ class MyAgentProtocol(LanguageServerProtocol):
     # ----- document sync: ours, not pygls' workspace copy (see buffers.py) -----------------------
     # Same names as pygls' built-ins, so they replace them (pygls collects built-ins by `dir()`).
     def _buffers(self) -> Buffers:  # a method: pygls `getattr`s every attribute while building
-        return cast("MyAgentServer", self._server).buffers
+        return cast("MyAgentServer", server_of(self)).buffers
 
     def _user_handler(self, method: str, params: Any) -> Generator[Any, Any, None]:
-        handler = self.fm.features.get(method)
+        handler = user_feature(self, method)
         if handler is not None:
             yield handler, (params,), None
 
@@ -239,12 +262,22 @@ class MyAgentServer(LanguageServer):
         self.buffers = Buffers(self)
         self.memory = MemoryFolders(self)
         self.workspace_checks = EditorWorkspaceChecks(self)
-        from .chat import ChatManager
-
-        self.chat = ChatManager(self)
-        from .recall_requests import RecallService
-
+        self._chat: ChatManager | None = None
         self.recall = RecallService(self)
+
+    @property
+    def chat(self) -> ChatManager:
+        """The chat sessions, built on the first chat request (lsp/chat_requests.py)."""
+        if self._chat is None:
+            from .chat import ChatManager  # here: the chat, the agent and openai load on first use
+
+            self._chat = ChatManager(self)
+        return self._chat
+
+    @property
+    def chat_started(self) -> bool:
+        """Whether a chat request was served (there are sessions to shut down)."""
+        return self._chat is not None
 
     # ----- hooks for the feature modules (typed by hooks.ServerHooks) ------------------------------
     @property
@@ -263,7 +296,7 @@ class MyAgentServer(LanguageServer):
 
     def snapshot_sessions(self, folder: Path, target: str) -> list[tuple[str, frozenset[str]]]:
         """(session id, frozen snapshot entries) of the open chat sessions with memory on `folder`."""
-        return self.chat.snapshots(folder, target)
+        return self._chat.snapshots(folder, target) if self._chat is not None else []
 
     def memory_file_saved(self, uri: str) -> None:
         """The editor saved a memory file: announce it (source `user`)."""
@@ -329,12 +362,13 @@ class MyAgentServer(LanguageServer):
     # ----- stdio -----------------------------------------------------------------------------------
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve on stdio with a reader that resynchronises after malformed frames."""
-        self._stop_event = threading.Event()
+        stop = threading.Event()
+        set_stop_event(self, stop)  # pygls' `shutdown()` sets it
         reader = FrameReader(stdin if stdin is not None else sys.stdin.fileno())
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
             protocol = cast(MyAgentProtocol, self.protocol)
-            asyncio.run(serve_frames(self._stop_event, reader, protocol, protocol.settle))
+            asyncio.run(serve_frames(stop, reader, protocol, protocol.settle))
         except BrokenPipeError:
             logger.error("the connection to the client is lost; shutting down")
         except (KeyboardInterrupt, SystemExit):
@@ -363,13 +397,19 @@ class _QuietExpectedErrors(logging.Filter):
 
 def build_server() -> MyAgentServer:
     """A server with every feature module registered (each module: one concern, one `register`)."""
-    from . import actions, chat, diagnostics, folders, memory_requests, views, workspace_checks
-    from .recall_requests import register as register_recall
-
     ls = MyAgentServer()
-    for feature in (folders, memory_requests, chat, diagnostics, actions, views, workspace_checks):
+    modules = (
+        folders,
+        memory_requests,
+        chat_requests,
+        diagnostics,
+        actions,
+        views,
+        workspace_checks,
+    )
+    for feature in modules:
         feature.register(ls)
-    register_recall(ls)
+    recall_requests.register(ls)
     return ls
 
 
@@ -389,7 +429,7 @@ def __getattr__(name: str) -> Any:
 def main() -> None:
     """Serve on stdio (what `my-agent serve` runs)."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s: %(message)s")
-    from my_agent_core.process_guard import protect_process
+    from my_agent_core.process_guard import protect_process  # here: only `serve` needs it
 
     protect_process()  # the commands it runs cannot read the API key from /proc/<pid>/environ
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_QuietExpectedErrors())

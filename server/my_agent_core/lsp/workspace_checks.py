@@ -1,5 +1,6 @@
 """The lint rules that check memory against the workspace, in the editor: one index per workspace
-folder (built in the background when a memory file of that folder is first opened), kept current
+folder (built in the background when a memory file of that folder is first opened, once that
+file's first diagnostics are out: the walk never delays them), kept current
 by the client's file watcher and `workspace/didRenameFiles`, and open memory files re-linted
 (pushed, or refreshed for pulling clients) whenever the workspace changed. No polling.
 
@@ -86,8 +87,9 @@ class EditorWorkspaceChecks:
             from my_agent_core.context.service import WorkspaceChecks
 
             found = self._checks[key] = WorkspaceChecks(
-                key, on_change=lambda: self.ls.post(self._changed, key)
+                key, on_change=lambda: self.ls.post(self._changed, key), start=False
             )
+        self.ls.post(found.start)  # after the handler that asked: its diagnostics go out first
         self._watch()
         return found
 

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from my_agent_core.coding_tools.approval import (
         ApprovalGate,
         Approver,
-        Decision,
         DecisionListener,
     )
     from my_agent_core.coding_tools.seams import CancelToken
@@ -156,7 +155,8 @@ def _reviewed(
     author: str | None,
 ) -> str:
     """Preview, ask, then apply exactly what was approved (or explain why nothing was saved)."""
-    from my_agent_core.coding_tools.approval import ApprovalRequest
+    # Here: the workspace tools load only for a store that asks (review mode).
+    from my_agent_core.coding_tools.approval import MEMORY_REFUSAL, ApprovalRequest, refusal
     from my_agent_core.coding_tools.textfile import unified_diff
 
     preview = store.preview(target, operations)
@@ -173,7 +173,7 @@ def _reviewed(
     )
     decision = gate.decide(request)
     if not decision.approved:
-        raise MemoryEditError(_refusal(decision, what))
+        raise MemoryEditError(refusal(decision, f"the memory change ({what})", MEMORY_REFUSAL))
     return store.apply(target, operations, author=author, expect=preview.before)
 
 
@@ -183,26 +183,6 @@ def _summary(operations: list[Operation], name: str) -> str:
         return f"{len(operations)} changes to {name}"
     action = operations[0].action
     return f"{action} {'to' if action == 'add' else 'in'} {name}"
-
-
-def _refusal(decision: Decision, what: str) -> str:
-    """What the model reads when a change was not approved: nothing was saved, do not retry."""
-    if decision.reason == "cancelled":
-        return (
-            f"The turn was stopped before the memory change ({what}) was approved; nothing was "
-            "saved. Do not retry it."
-        )
-    if decision.reason == "user":
-        said = f" The user said: {quote(decision.note, what='their note')}" if decision.note else ""
-        return (
-            f"The user declined this memory change ({what}); nothing was saved.{said} Do not "
-            "retry it nor save the same fact another way; carry on with your reply."
-        )
-    why = f" ({decision.note})" if decision.note else ""
-    return (
-        f"The memory change ({what}) was not approved{why}; nothing was saved. Do not retry it "
-        "now; carry on with your reply."
-    )
 
 
 def _operations(args: dict[str, Any]) -> list[Operation]:

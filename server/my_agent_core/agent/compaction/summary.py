@@ -289,14 +289,6 @@ class CompactionResult:
     saved: int = 0  # memory calls the save step executed
     summary: str = ""
 
-    def as_event(self) -> dict[str, object]:
-        return {
-            "kind": "compacted",
-            "reason": self.reason,
-            "before": self.before,
-            "after": self.after,
-        }
-
 
 def _save_step(host: CompactionHost, view: list[Message]) -> tuple[list[Message], int]:
     """The step in which the model may save lasting facts: only `memory` calls run."""

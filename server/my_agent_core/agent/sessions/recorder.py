@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..events import EventCallback
 from ..messages import Message
 from .store import SessionHeader, SessionRecord, SessionStore, SessionWriter
 
@@ -19,13 +20,11 @@ __all__ = ["SessionRecorder"]
 
 log = logging.getLogger(__name__)
 
-Emit = Callable[[dict[str, Any]], None]
-
 
 class SessionRecorder:
     """The persistence of one agent: which store, which open file, which error was reported."""
 
-    def __init__(self, store: SessionStore | None, emit: Emit) -> None:
+    def __init__(self, store: SessionStore | None, emit: EventCallback) -> None:
         self.store = store
         self._emit = emit
         self._writer: SessionWriter | None = None

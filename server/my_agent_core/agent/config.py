@@ -1,0 +1,187 @@
+"""How an Agent is configured (`AgentConfig`) and what its configuration resolves to (`AgentParts`).
+
+One typed configuration object for every way an agent is built (the documented keywords of
+`Agent(...)`, the terminal chat, the editor's sessions, a sub-agent): `resolve()` is where the
+defaults, the environment, the checks and the disk come in (the model from MY_AGENT_MODEL, the
+client from OPENAI_API_KEY / OPENAI_BASE_URL, `memory_dir=None` meaning "<cwd>/.my_agent_core/memory
+if it exists", the memory store and its tool), so the `Agent` only assembles resolved parts and
+then starts or resumes its session (`Agent.from_config`, `build_agent`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..tools import Tool, tool
+from .client import ModelClient, build_client
+from .compaction import CompactionSettings
+from .errors import AgentConfigError
+from .events import EventCallback
+from .usage import CachePolicy
+
+if TYPE_CHECKING:
+    from ..memory.providers import MemoryManager
+    from ..memory.store import MemoryStore
+    from .sessions import SessionRecord, SessionStore
+
+__all__ = [
+    "CWD_MEMORY_DIR",
+    "DEFAULT_MAX_STEPS",
+    "MEMORY_TOOL_NAME",
+    "AgentConfig",
+    "AgentParts",
+    "CancelEvent",
+    "MemoryDir",
+    "memory_dir_of",
+    "resolve",
+]
+
+DEFAULT_MAX_STEPS = 20
+MEMORY_TOOL_NAME = "memory"
+CWD_MEMORY_DIR = Path(".my_agent_core") / "memory"
+CancelEvent = threading.Event
+#: None: `<cwd>/.my_agent_core/memory` if it exists, else no memory; False: no memory; a path:
+#: that folder, created if missing (docs/contract.md).
+MemoryDir = str | os.PathLike[str] | bool | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentConfig:
+    """Everything an agent can be given; every field optional (see docs/agent.md "Building an agent").
+
+    `memory_store` (with, for review mode, its `memory_tool`) wins over `memory_dir`; `resume` (a
+    `SessionRecord` loaded from `sessions`) continues that session with its original system prompt,
+    tool schemas and history; `provider` adds recall and archiving; `session_meta` is persisted
+    with the session (JSON data)."""
+
+    model: str | None = None
+    client: ModelClient | None = None
+    memory_dir: MemoryDir = None
+    tools: Sequence[Tool | Callable[..., Any]] = ()
+    max_steps: int = DEFAULT_MAX_STEPS
+    on_event: EventCallback | None = None
+    instructions: str | None = None
+    memory_store: MemoryStore | None = None
+    memory_tool: Tool | None = None
+    request_options: Mapping[str, Any] | None = None
+    context_block: str | None = None
+    provider: MemoryManager | None = None
+    sessions: SessionStore | None = None
+    session_id: str | None = None
+    session_meta: Mapping[str, Any] | None = None
+    resume: SessionRecord | None = None
+    cancel_token: CancelEvent | None = None
+    compaction: CompactionSettings | None = None
+    cache_policy: CachePolicy | None = None
+    clock: Callable[[], float] = time.time
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentParts:
+    """A configuration resolved: nothing left to look up, create or check."""
+
+    model: str
+    client: ModelClient
+    max_steps: int
+    on_event: EventCallback | None
+    instructions: str | None
+    context_block: str | None
+    request_options: dict[str, Any]
+    session_meta: dict[str, Any]
+    compaction: CompactionSettings
+    cache_policy: CachePolicy
+    cancel_token: CancelEvent
+    clock: Callable[[], float]
+    memory_store: MemoryStore | None
+    memory_tool: Tool | None
+    tools: list[
+        Tool
+    ]  # the caller's tools (the memory tool and memory_search are added by the agent)
+    provider: MemoryManager | None
+    sessions: SessionStore | None
+
+
+def resolve(config: AgentConfig) -> AgentParts:
+    """Check `config` and resolve its defaults: the model, the client, the memory folder (created
+    when a path is given), the store and its `memory` tool. Raises AgentConfigError (no model or
+    endpoint), ValueError / TypeError (an option that cannot work), OSError (the memory folder)."""
+    resume = config.resume
+    model = config.model or (resume.model if resume is not None else None)
+    model = model or os.environ.get("MY_AGENT_MODEL") or None
+    if not model:
+        raise AgentConfigError("No model configured: pass model= or set MY_AGENT_MODEL.")
+    if config.max_steps < 1:
+        raise ValueError("max_steps must be at least 1")
+    if resume is not None and config.sessions is None:
+        raise ValueError("resume= needs sessions= (the store the session is persisted in)")
+    client = config.client if config.client is not None else build_client()
+    session_meta = dict(config.session_meta or {})
+    try:
+        json.dumps(session_meta)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"session_meta must be JSON data (it is persisted): {exc}") from None
+    tools = [t if isinstance(t, Tool) else tool(t) for t in config.tools]
+    store = config.memory_store if config.memory_store is not None else _store(config.memory_dir)
+    return AgentParts(
+        model=model,
+        client=client,
+        max_steps=config.max_steps,
+        on_event=config.on_event,
+        instructions=config.instructions,
+        context_block=config.context_block,
+        request_options=dict(config.request_options or {}),
+        session_meta=session_meta,
+        compaction=config.compaction or CompactionSettings(),
+        cache_policy=config.cache_policy or CachePolicy(),
+        cancel_token=config.cancel_token if config.cancel_token is not None else CancelEvent(),
+        clock=config.clock,
+        memory_store=store,
+        memory_tool=_memory_tool(store, config.memory_tool),
+        tools=tools,
+        provider=config.provider,
+        sessions=config.sessions,
+    )
+
+
+def memory_dir_of(memory_dir: MemoryDir) -> Path | None:
+    """The memory folder `memory_dir` names (created when it is a path), None for no memory."""
+    if memory_dir is False:
+        return None
+    if memory_dir is None:
+        candidate = Path.cwd() / CWD_MEMORY_DIR
+        return candidate if candidate.is_dir() else None
+    if memory_dir is True or not isinstance(memory_dir, (str, os.PathLike)):
+        raise TypeError("memory_dir must be None, False or a path")
+    path = Path(memory_dir).expanduser()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _store(memory_dir: MemoryDir) -> MemoryStore | None:
+    path = memory_dir_of(memory_dir)
+    if path is None:
+        return None
+    from ..memory import MemoryStore  # here: an agent without memory never loads the store
+
+    return MemoryStore(path)
+
+
+def _memory_tool(store: MemoryStore | None, given: Tool | None) -> Tool | None:
+    """The `memory` tool of `store`: `given` (e.g. review mode's, which asks before each write) or
+    the plain one."""
+    if given is not None and (store is None or given.name != MEMORY_TOOL_NAME):
+        raise ValueError("memory_tool= is the `memory` tool of memory_store= (pass both)")
+    if store is None:
+        return None
+    if given is not None:
+        return given
+    from ..memory import make_memory_tool  # here: an agent without memory never loads the tool
+
+    return make_memory_tool(store)
