@@ -4,17 +4,22 @@ Pure functions of the entries as read under the lock (no disk, no lock), so the 
 for a write and for a preview alike, and every refusal carries the message the model needs to fix
 its call: the entry it could not find, the ones an ambiguous text matches, the budget it would pass,
 the safety finding in its content. Text the scanner blocks is never quoted back.
+
+The scan (~20 us an entry) is remembered per text, as the lint's cache does: a reviewed edit runs
+its rules twice (preview, then apply), a refused edit is retried with the same text, and an entry
+added earlier in the process is named again when it is replaced or removed.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from my_agent_core.memory.document import SECTION_SIGN, budget_used, normalize_entry, parse
 from my_agent_core.memory.errors import MemoryEditError
 from my_agent_core.memory.journal import Change
 from my_agent_core.memory.render import bounded_notes, preview, quote, render_listing
-from my_agent_core.memory.safety import describe, scan
+from my_agent_core.memory.safety import SafetyIssue, describe, scan
 from my_agent_core.memory.store_types import Operation
 
 __all__ = [
@@ -24,6 +29,7 @@ __all__ = [
     "batch",
     "check_content",
     "entry_preview",
+    "issues_of",
     "locate",
     "run",
     "validate",
@@ -31,6 +37,11 @@ __all__ = [
 
 #: An edit as a function of the entries on disk: the entries it leaves, its changes, its notes.
 Mutation = Callable[[list[str]], tuple[list[str], list[Change], list[str]]]
+
+#: Texts longer than this (far longer than an entry should be) are scanned each time, so the
+#: remembered scans stay small (at most `_REMEMBERED` of them).
+REMEMBERED_CHARS = 4096
+_REMEMBERED = 512
 
 
 class NotFound(MemoryEditError):
@@ -193,15 +204,35 @@ def check_content(content: str, field_name: str) -> None:
             f"`{field_name}` contains a line holding only §, the entry delimiter; pass one entry "
             "per operation (several adds can go in one call with `operations`)."
         )
-    issues = scan(content)
+    issues = issues_of(content)
     if issues:
         raise MemoryEditError(
-            f"Refused as unsafe content: it {describe(issues)}. Memory is placed in future system "
+            f"Refused as unsafe content: it {describe(list(issues))}. Memory is placed in future system "
             "prompts, so it must hold plain facts and preferences, not instructions, hidden "
             "characters or payloads. Rephrase it as a plain fact, or skip saving it."
         )
 
 
+def issues_of(text: str) -> tuple[SafetyIssue, ...]:
+    """What the safety scanner finds in `text` (`safety.scan`, remembered per text)."""
+    if len(text) > REMEMBERED_CHARS:
+        return tuple(scan(text))
+    return _issues_of(text)
+
+
 def entry_preview(text: str) -> str:
-    """An entry named in a success message: one line, bounded, never a blocked entry's text."""
+    """An entry named in a success message: one line, bounded, never a blocked entry's text
+    (`render.preview`, remembered per text)."""
+    if len(text) > REMEMBERED_CHARS:
+        return preview(text)
+    return _preview(text)
+
+
+@functools.lru_cache(maxsize=_REMEMBERED)
+def _issues_of(text: str) -> tuple[SafetyIssue, ...]:
+    return tuple(scan(text))
+
+
+@functools.lru_cache(maxsize=_REMEMBERED)
+def _preview(text: str) -> str:
     return preview(text)

@@ -45,11 +45,14 @@ def signature(st: os.stat_result) -> tuple[int, ...]:
 class OwnFiles:
     """The own files (`names`) of the folder `dir`, looked at together for each edit."""
 
-    __slots__ = ("dir", "names")
+    __slots__ = ("_joined", "_paths", "dir", "names")
 
     def __init__(self, folder: Path, names: tuple[str, ...]) -> None:
         self.dir = folder
         self.names = names
+        self._paths = {name: folder / name for name in names}
+        # the names joined to the absolute folder they were joined to (a relative one follows cwd)
+        self._joined: tuple[str, tuple[str, ...]] = ("", ())
 
     def locate(self, name: str, *, every_pair: bool) -> tuple[Path, os.stat_result | None]:
         """Where the file `name` really is and its stat (None: missing), from one look at the
@@ -57,10 +60,14 @@ class OwnFiles:
         that are one, since a write of one would be a write of the other; with `every_pair` any
         two, else only a pair that involves `name`."""
         base = os.path.abspath(self.dir)
+        joined_to, paths = self._joined
+        if joined_to != base:
+            paths = tuple(os.path.join(base, own) for own in self.names)
+            self._joined = (base, paths)
         found: list[os.stat_result | None] = []
-        for own in self.names:
+        for joined in paths:
             try:
-                st: os.stat_result | None = os.lstat(os.path.join(base, own))
+                st: os.stat_result | None = os.lstat(joined)
             except OSError:
                 st = None
             if st is not None and stat.S_ISLNK(st.st_mode):
@@ -77,7 +84,7 @@ class OwnFiles:
                 if every_pair or name in (first, own):
                     raise self._one_file(first, own)
                 break
-        return self.dir / name, found[self.names.index(name)]
+        return self._paths[name], found[self.names.index(name)]
 
     def _locate_through_links(
         self, name: str, *, every_pair: bool

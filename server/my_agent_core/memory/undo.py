@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from my_agent_core.memory.edits import entry_preview
+from my_agent_core.memory.edits import entry_preview, issues_of
 from my_agent_core.memory.errors import MemoryEditError
 from my_agent_core.memory.journal import Change, History, JournalRecord
 from my_agent_core.memory.paths import TARGETS
-from my_agent_core.memory.safety import describe, scan
+from my_agent_core.memory.safety import describe
 
 __all__ = ["CannotRevert", "describe_change", "pick_change", "revert_record"]
 
@@ -72,10 +72,11 @@ def revert_record(
     `CannotRevert` when an entry it produced is gone or the text it would restore looks unsafe."""
     inverse: list[Change] = []
     for change in reversed(record.changes):
-        if change.before is not None and scan(change.before):
+        issues = issues_of(change.before) if change.before is not None else ()
+        if issues:
             raise CannotRevert(
                 f"Cannot undo {describe_change(record, name)}: it would restore an entry that looks "
-                f"unsafe ({describe(scan(change.before))}); restore it by hand if you trust it."
+                f"unsafe ({describe(list(issues))}); restore it by hand if you trust it."
             )
         undone = _revert(entries, change, name, record)
         if undone is not None:
@@ -112,6 +113,6 @@ def describe_change(record: JournalRecord, name: str) -> str:
     """`change 3f2a… (add "…" in MEMORY.md by agent, 2026-12-01 10:42)`; text the scanner blocks is
     not quoted."""
     text = record.after if record.after is not None else record.before
-    quoted = f' "{entry_preview(text)}"' if text and not scan(text) else ""
+    quoted = f' "{entry_preview(text)}"' if text and not issues_of(text) else ""
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.time))
     return f"change {record.id} ({record.action}{quoted} in {name} by {record.author}, {stamp})"
