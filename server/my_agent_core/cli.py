@@ -177,8 +177,8 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_memory(args: argparse.Namespace) -> int:
-    from my_agent_core.memory.location import open_store, resolve_user_profile
     from my_agent_core.memory.errors import MemoryStoreError, exit_code
+    from my_agent_core.memory.location import open_store, resolve_user_profile
     from my_agent_core.paths import PathRefused
 
     try:
