@@ -7,7 +7,7 @@ Also printed: the naive query a plain FTS5 search would send (every word of the 
 document-frequency table lets prefetch avoid. `sync_turn` target: p50 < 2 ms. The corpus is synthetic
 but shaped like chat: Zipf-distributed technical vocabulary, common English filler, 10% Chinese turns.
 
-Run: .venv/bin/python bench/archive.py [--turns N] [--queries N] [--rounds N] [--no-postgres]
+Run: .venv/bin/python bench/archive.py [--turns N] [--queries N] [--rounds N] [--no-postgres] [--quick]
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import quick
 from my_agent_core.memory.providers.archive import ArchiveProvider, SqliteArchive, archive_path
 from my_agent_core.memory.providers.indexed import PREFETCH_CANDIDATES, IndexedArchiveProvider
 from my_agent_core.memory.providers.relevance import weigh
@@ -259,7 +260,7 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds over the messages")
     parser.add_argument("--no-postgres", action="store_true")
-    args = parser.parse_args()
+    args = quick.parse(parser, {"turns": 500, "queries": 20, "rounds": 1})
     os.environ.setdefault("MY_AGENT_MEMORY_PROVIDER", "archive")
     _, figures = sqlite_run(args, Corpus())
     if not args.no_postgres:

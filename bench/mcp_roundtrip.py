@@ -6,7 +6,7 @@ parse, scan, atomic write, journal. The difference of the medians is what the pr
 (JSON-RPC over two pipes, the SDK's dispatch, a thread hop). Target: under 2 ms. Adds and removes
 alternate, interleaved between the two, so machine noise hits both alike.
 
-Run: .venv/bin/python bench/mcp_roundtrip.py [--rounds N]
+Run: .venv/bin/python bench/mcp_roundtrip.py [--rounds N] [--quick]
 (Not `bench/mcp.py`: a script of that name would shadow the SDK's `mcp` package for itself, ruff
 and mypy.)
 """
@@ -26,6 +26,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
+import quick
 from my_agent_core.memory import MemoryStore
 
 TARGET_OVERHEAD_MS = 2.0
@@ -75,7 +76,7 @@ async def measure(rounds: int, tmp: Path) -> dict[str, list[float]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
-    args = parser.parse_args()
+    args = quick.parse(parser, {"rounds": 15})
     with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
         timings = anyio.run(measure, args.rounds, Path(tmp))
     print(f"{'operation':<12}{'median ms':>11}{'p90 ms':>9}{'p99 ms':>9}")

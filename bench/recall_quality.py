@@ -6,11 +6,12 @@ Needs the `semantic` extra (pip install torch==2.13.0, then pip install -e '.[se
 only the keyword figures are printed. The set is tests/support/recall_corpus.py: 23 archived items,
 10 messages that reuse an item's words, 15 that say the same in other words, 15 unrelated messages.
 
-Run: .venv/bin/python bench/recall_quality.py
+Run: .venv/bin/python bench/recall_quality.py [--quick]
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import statistics
 import sys
@@ -24,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.recall_corpus import PARAPHRASES, RELATED, REMOVED, TURNS, UNRELATED
 
+import quick
 from my_agent_core.memory.providers import semantic
 from my_agent_core.memory.providers.archive import ArchiveProvider
 from my_agent_core.memory.providers.indexed import IndexedArchiveProvider
@@ -63,6 +65,8 @@ def report(name: str, reader: IndexedArchiveProvider) -> None:
 
 
 def main() -> int:
+    # The labelled set is small: a whole run already takes seconds, so `--quick` is that run.
+    quick.parse(argparse.ArgumentParser(description=__doc__.splitlines()[0]), {})
     folder = Path(tempfile.mkdtemp(prefix="recall-quality-"))
     try:
         writer = ArchiveProvider(folder / "keywords", session_id="earlier")

@@ -17,7 +17,7 @@ plus one compiled regex search (what the cheapest possible phrase check pays). W
 - whole: the same 1 MB as one text (the windowed path for long texts);
 - dense: the benign corpus repeated to 1 MB (near-misses everywhere: the worst ordinary case).
 
-Run: .venv/bin/python bench/safety.py [--rounds N] [--size BYTES]
+Run: .venv/bin/python bench/safety.py [--rounds N] [--size BYTES] [--quick]
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
+import quick
 from my_agent_core.memory.safety import scan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,7 +142,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per workload")
     parser.add_argument("--size", type=int, default=1_000_000, help="size of the big texts")
-    args = parser.parse_args()
+    args = quick.parse(parser, {"rounds": 1, "size": 50_000})
     items = load(CORPUS)
     quality("dev corpus", items)
     for name, filename, before in HELDOUT_SETS:
