@@ -10,6 +10,7 @@ full disk) leaves nothing behind, so it never pushes a real backup out of the ne
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import stat
 import time
@@ -67,7 +68,11 @@ def _prune(backups: Path, name: str) -> None:
 def stale_temp_files(folder: Path) -> list[Path]:
     """Temp files of copies that died mid-write in `folder/.backups/` (never through a link)."""
     backups = folder / BACKUP_DIR
-    if not backups.is_dir() or backups.is_symlink():
+    try:
+        if not stat.S_ISDIR(os.lstat(backups).st_mode):
+            return []
+        names = os.listdir(backups)
+    except OSError:
         return []
     # `.NAME.<stamp>.bak.<random>.tmp` from write_atomic; `.NAME.<stamp>.bak.tmp` from older versions
-    return list(backups.glob(f".*.bak*{TEMP_SUFFIX}"))
+    return [backups / n for n in names if fnmatch.fnmatchcase(n, f".*.bak*{TEMP_SUFFIX}")]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from my_agent_core.memory.document import parse
 from my_agent_core.memory.render import MemorySection, render_memory_section
 
-__all__ = ["CACHED_TEXT_CHARS", "TITLES", "LoadedFile", "load_section"]
+__all__ = ["CACHED_TEXT_CHARS", "TITLES", "LoadedFile", "forget", "load_section"]
 
 #: How the snapshot titles each target's section.
 TITLES = {"memory": "agent notes", "user": "user profile"}
@@ -50,3 +50,8 @@ def _load(name: str, title: str, limit: int, text: str, error: str | None) -> Lo
     entries = () if error is not None else tuple(parse(text).stored_texts)
     section = render_memory_section(MemorySection(name, title, entries, limit, error))
     return LoadedFile(entries, section)
+
+
+def forget() -> None:
+    """Drop every cached section (for benches and tests that measure or check a first render)."""
+    _load.cache_clear()

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import fnmatch
 import os
+import stat
 import threading
 from pathlib import Path
 
@@ -21,8 +23,22 @@ from my_agent_core.memory.lock_file import FolderHold, LockFile
 from my_agent_core.memory.own_files import OwnFiles
 from my_agent_core.memory.paths import JOURNAL_NAME, LOCK_NAME, TARGETS
 from my_agent_core.paths import PathRefused, check_memory_folder
+from my_agent_core.safe_write import TEMP_SUFFIX
 
 __all__ = ["StoreFolder"]
+
+_SWEEP_OPEN = (
+    os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _names_matching(folder: Path, patterns: list[str]) -> list[str]:
+    """The names in `folder` that match any of the glob `patterns` (one listing)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return [n for n in names if any(fnmatch.fnmatchcase(n, p) for p in patterns)]
 
 
 class StoreFolder:
@@ -80,26 +96,22 @@ class StoreFolder:
     def clean_stale_temp_files(self, file_names: list[str]) -> None:
         """Delete temp files of a writer that died mid-write (of `file_names`, the journal's trim
         and backups), only when no writer holds the lock. Its own descriptor, not the held one: a
-        flock on that would succeed while another thread of this process is mid-write."""
-        if not self.dir.is_dir():
-            return
-        lock_path = self.dir / LOCK_NAME
-        if lock_path.is_symlink() or not lock_path.is_file():
-            return
+        flock on that would succeed while another thread of this process is mid-write. Every
+        session start runs this, so it lists the folder once."""
         try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            fd = os.open(self.dir / LOCK_NAME, _SWEEP_OPEN)  # no lock yet: nothing ever wrote
         except OSError:
             return
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 return
-            stale = [
-                p
-                for name in (*file_names, JOURNAL_NAME)  # journal: its trim
-                for p in self.dir.glob(f".{name}.*.tmp")
-            ]
+            # journal: its trim
+            patterns = [f".{name}.*{TEMP_SUFFIX}" for name in (*file_names, JOURNAL_NAME)]
+            stale = [self.dir / name for name in _names_matching(self.dir, patterns)]
             stale += stale_temp_files(self.dir)
             for path in stale:
                 with contextlib.suppress(OSError):
