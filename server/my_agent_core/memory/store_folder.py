@@ -27,9 +27,7 @@ from my_agent_core.safe_write import TEMP_SUFFIX
 
 __all__ = ["StoreFolder"]
 
-_SWEEP_OPEN = (
-    os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-)
+_SWEEP_OPEN = os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _names_matching(folder: Path, patterns: list[str]) -> list[str]:
