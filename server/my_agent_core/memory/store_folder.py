@@ -46,7 +46,12 @@ class StoreFolder:
     __slots__ = ("dir", "files", "lock", "targets", "writer")
 
     def __init__(
-        self, folder: Path, targets: tuple[str, ...], names: tuple[str, ...], *, private: bool
+        self,
+        folder: Path,
+        targets: tuple[str, ...],
+        names: tuple[str, ...],
+        *,
+        private: bool = False,
     ) -> None:
         self.dir = folder
         self.targets = targets
