@@ -104,7 +104,7 @@ def part_actions(mem_dir: Path, text: str) -> dict[str, Callable[[int], object]]
     return {
         "path checks": path_checks,
         "lock": lock,
-        "edit rules": lambda _n: edits.run("MEMORY.md", 2200, entries, replace),
+        "edit rules": lambda _n: edits.plan("MEMORY.md", 2200, entries, replace),
         "scan": lambda n: scan(f"{EXTRA} (v{n}, fresh)"),
         "write": lambda _n: write_atomic(twin, data, mode=0o644, keep_mode=False),
     }

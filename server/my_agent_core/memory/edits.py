@@ -31,7 +31,7 @@ __all__ = [
     "entry_preview",
     "issues_of",
     "locate",
-    "run",
+    "plan",
     "validate",
 ]
 
@@ -103,7 +103,7 @@ def batch(name: str, limit: int, operations: list[Operation]) -> tuple[str, Muta
     return action, mutate
 
 
-def run(
+def plan(
     name: str, limit: int, original: list[str], mutate: Mutation
 ) -> tuple[list[str], list[Change], str]:
     """Apply `mutate` to the entries on disk (`original`): the entries it leaves, its changes and

@@ -442,7 +442,7 @@ class MemoryStore:
                 "be made; nothing was written. Look at the current entries and call `memory` again "
                 "if the edit is still needed."
             )
-        entries, changes, message = edits.run(name, self.limits[target], disk.entries, mutate)
+        entries, changes, message = edits.plan(name, self.limits[target], disk.entries, mutate)
         return _Plan(path, disk, entries, changes, message)
 
     def _write(
