@@ -85,8 +85,8 @@ FIGURES: dict[str, list[str]] = {
     "store.py": [
         rf"^worst median ratio: ({NUM})x the floor",
         rf"^  where the extra goes: \w+ = floor \+ ({NUM}) us: path checks ({NUM}), "
-        rf"lock ({NUM}), edit rules ({NUM}), scan ({NUM}), write ({NUM}), journal ({NUM}), "
-        rf"the rest ({NUM}) \(us\)$",
+        rf"lock ({NUM}), edit rules ({NUM}), scans ({NUM}), write ({NUM}), journal ({NUM}), "
+        rf"the rest ({NUM}) \(us; (\d) scans\)$",
         rf"^(?:RAM disk: skipped \(.+\)|  floor ({NUM}) us, worst edit ({NUM}) us)",
     ],
     "workspace.py": [rf"^search_text / rg: ({NUM})x"],
