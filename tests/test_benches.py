@@ -9,6 +9,7 @@ Parts that need PostgreSQL or an optional extra print why they were skipped, as 
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import re
@@ -21,9 +22,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
-sys.path.insert(0, str(BENCH))
 
-from quick import QUICK_NOTE  # noqa: E402
+
+def _quick_note() -> str:
+    """The line every bench prints under `--quick` (bench/quick.py, loaded by path: putting bench/
+    on sys.path would let its scripts shadow modules of the same name for the whole test run)."""
+    spec = importlib.util.spec_from_file_location("bench_quick", BENCH / "quick.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return str(module.QUICK_NOTE)
+
+
+QUICK_NOTE = _quick_note()
 
 NUM = r"[-+]?\d[\d,]*(?:\.\d+)?"
 #: Not benches: what the benches import or start.
