@@ -8,6 +8,7 @@ session with compactions breaks that chain exactly once per compaction; resuming
 session takes under 100 ms; persisting a session adds under 0.5 ms per message.
 
 Run: .venv/bin/python bench/agent.py [--rounds N] [--turns N] [--long-turns N] [--only NAME ...]
+     [--quick]
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "server")]
 import openai  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, prefix_extension_problem, prompt_bytes  # noqa: E402
 
+import quick  # noqa: E402
 from my_agent_core.agent import (  # noqa: E402
     Agent,
     CachePolicy,
@@ -119,7 +121,7 @@ def bench_overhead(rounds: int, in_process: bool) -> dict[str, float]:
             events.clear()
             assert agent.run("How do the tests run?") == REPLY
 
-        warmup = 20
+        warmup = min(20, rounds)
         for _ in range(warmup):  # connections, imports, caches
             bare()
             with_agent()
@@ -324,7 +326,7 @@ def _model(request: dict[str, Any]) -> dict[str, Any]:
     return {"content": f"Answer {turn}: " + FILLER * 4}
 
 
-def bench_compaction_session(turns: int) -> bool:
+def bench_compaction_session(turns: int, window: int = 16_000) -> bool:
     """Share of requests that extend the previous one vs the ideal (one break per compaction), and
     the fake provider's cache hit rate vs an append-only ideal of the same requests."""
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(responder=_model) as fake:
@@ -336,7 +338,7 @@ def bench_compaction_session(turns: int) -> bool:
             memory_dir=Path(tmp) / ".my_agent_core" / "memory",
             tools=[read_file],
             sessions=SessionStore(tmp),
-            compaction=CompactionSettings(context_window=16_000, compact_at=0.8),
+            compaction=CompactionSettings(context_window=window, compact_at=0.8),
             cache_policy=CachePolicy(min_tokens=0),
             on_event=events.append,
         )
@@ -363,7 +365,10 @@ def bench_compaction_session(turns: int) -> bool:
             extends = prefix_extension_problem(bodies[number - 1], bodies[number]) is None
             previous = usage[number - 1]["prompt_tokens"]
             ideal_cached += min(previous, event["prompt_tokens"]) if extends else fixed // 4
-        print(f"== a {turns}-turn session with compactions ({len(bodies)} requests, window 16k)")
+        print(
+            f"== a {turns}-turn session with compactions ({len(bodies)} requests, "
+            f"window {window // 1000}k)"
+        )
         print(f"compactions: {compactions}")
         print(
             f"requests extending the previous one byte for byte: {extending}/{pairs} = "
@@ -575,9 +580,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--long-turns", type=int, default=300)
+    parser.add_argument("--resume-messages", type=int, default=1000)
     parser.add_argument("--only", nargs="*", choices=BENCHES, default=list(BENCHES))
-    args = parser.parse_args()
-    ok = True
+    args = quick.parse(parser, {"rounds": 10, "turns": 6, "long_turns": 30, "resume_messages": 100})
+    ok = True  # the byte-for-byte properties: they hold at any size
+    fast = True  # the time targets: only a full run on a quiet machine says anything about them
     if "overhead" in args.only:
         bench_overhead(args.rounds, in_process=False)
         bench_overhead(args.rounds, in_process=True)
@@ -586,12 +593,12 @@ def main() -> int:
     if "archive" in args.only:
         ok &= bench_prefix_with_archive(args.turns) == 1.0
     if "compaction" in args.only:
-        ok &= bench_compaction_session(args.long_turns)
+        ok &= bench_compaction_session(args.long_turns, 6_000 if args.quick else 16_000)
     if "resume" in args.only:
-        ok &= bench_resume(1000, 15)
+        fast &= bench_resume(args.resume_messages, 3 if args.quick else 15)
     if "persistence" in args.only:
-        ok &= bench_persistence(15, 20)
-    return 0 if ok else 1
+        fast &= bench_persistence(*((2, 4) if args.quick else (15, 20)))
+    return 0 if ok and (fast or args.quick) else 1
 
 
 if __name__ == "__main__":

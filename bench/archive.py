@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import quick
 from my_agent_core.memory.providers.archive import ArchiveProvider, SqliteArchive, archive_path
 from my_agent_core.memory.providers.indexed import PREFETCH_CANDIDATES, IndexedArchiveProvider
 from my_agent_core.memory.providers.relevance import weigh
@@ -266,12 +267,7 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds over the messages")
     parser.add_argument("--no-postgres", action="store_true")
-    parser.add_argument(
-        "--quick", action="store_true", help="1,000 turns, 60 messages: a smoke run"
-    )
-    args = parser.parse_args()
-    if args.quick:
-        args.turns, args.queries, args.rounds = 1000, 60, 2
+    args = quick.parse(parser, {"turns": 500, "queries": 20, "rounds": 1})
     os.environ.setdefault("MY_AGENT_MEMORY_PROVIDER", "archive")
     _, figures = sqlite_run(args, Corpus())
     if not args.no_postgres:

@@ -12,7 +12,7 @@ alternating order so machine noise hits both alike:
 It prints p50 / p90 of each side and the ratio of the p50s (no targets are asserted: the machine is
 shared; the figures are for the lead to compare on a quiet machine).
 
-    .venv/bin/python bench/chat_lsp.py [--turns 60] [--resumes 15]
+    .venv/bin/python bench/chat_lsp.py [--turns 60] [--resumes 15] [--quick]
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from lsprotocol import types  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI  # noqa: E402
 
+import quick  # noqa: E402
 from my_agent_core.agent import Agent, SessionStore, coding_instructions  # noqa: E402
 from my_agent_core.coding_tools import (  # noqa: E402
     ApprovalRequest,
@@ -182,16 +183,17 @@ async def turns(
 
 
 async def resumes(
-    client: Client, folder: Path, base_url: str, count: int
+    client: Client, folder: Path, base_url: str, count: int, messages: int
 ) -> tuple[list[float], list[float]]:
-    """Resume of a 200-message session: through the server vs SessionStore.load + Agent.resume."""
+    """Resume of a session of `messages` messages: through the server vs SessionStore.load +
+    Agent.resume."""
     loop = asyncio.get_running_loop()
     ours: list[float] = []
     peer: list[float] = []
     store = SessionStore(folder)
     sdk = openai.OpenAI(base_url=base_url, api_key="bench", max_retries=0)
     session = (await client.call("myAgent/chat/start", {"folder": folder.as_uri()}))["sessionId"]
-    for number in range(100):
+    for number in range(messages // 2):
         await client.call("myAgent/chat/send", {"sessionId": session, "message": f"q {number}"})
     await client.call("myAgent/chat/end", {"sessionId": session})
 
@@ -205,17 +207,17 @@ async def resumes(
             memory_store=MemoryStore(folder / ".my_agent_core" / "memory"),
             tools=make_workspace_tools(folder, approver=Allow(), applier=DiskApplier()),
         )
-        messages = agent.messages[1:]
+        history = agent.messages[1:]
         took = time.perf_counter() - began
         agent.close()
-        assert len(messages) == 200
+        assert len(history) == messages
         return took
 
     for _ in range(count):
         start = time.perf_counter()
         resumed = await client.call("myAgent/chat/resume", {"sessionId": session})
         ours.append(time.perf_counter() - start)
-        assert len(resumed["messages"]) == 200
+        assert len(resumed["messages"]) == messages
         await client.call("myAgent/chat/end", {"sessionId": session})
         peer.append(await loop.run_in_executor(None, in_process))
     return ours, peer
@@ -225,7 +227,8 @@ async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--resumes", type=int, default=15)
-    args = parser.parse_args(argv)
+    parser.add_argument("--resume-messages", type=int, default=200)
+    args = quick.parse(parser, {"turns": 3, "resumes": 2, "resume_messages": 20}, argv)
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(responder=responder) as fake:
         folder = Path(tmp) / "proj"
         (folder / ".my_agent_core" / "memory").mkdir(parents=True)
@@ -239,14 +242,16 @@ async def main(argv: list[str] | None = None) -> int:
                 client, agent, folder, args.turns, "question {n}: where are the tests?"
             )
             tool = await turns(client, agent, folder, args.turns, "write f{n} please")
-            resume = await resumes(client, folder, fake.base_url, args.resumes)
+            resume = await resumes(
+                client, folder, fake.base_url, args.resumes, args.resume_messages
+            )
         finally:
             agent.close()
             await client.stop()
     print(f"chat turns through the language server vs in-process ({args.turns} each, interleaved)")
     report("plain turn (1 request)", *plain)
     report("tool turn: write_file + approval", *tool)
-    report("resume a 200-message session", *resume)
+    report(f"resume a {args.resume_messages}-message session", *resume)
     return 0
 
 

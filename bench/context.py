@@ -13,7 +13,7 @@ run so machine load hits both sides alike:
   of the same file: cold (a new rules object: nothing cached) and per keystroke (one entry edited,
   the others cached), which is what the editor pays on `didChange`.
 
-Run: .venv/bin/python bench/context.py [--files N] [--rounds R] [--keep DIR]
+Run: .venv/bin/python bench/context.py [--files N] [--rounds R] [--keep DIR] [--quick]
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
+import quick
 from my_agent_core.coding_tools.ripgrep import find_ripgrep
 from my_agent_core.context.index import FileEvent, WorkspaceIndex
 from my_agent_core.context.rules import WorkspaceRules
@@ -208,7 +209,7 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--keep", type=Path, help="build the tree here and keep it")
-    args = parser.parse_args()
+    args = quick.parse(parser, {"files": 400, "rounds": 1})
     root = args.keep or Path(tempfile.mkdtemp(prefix="bench-context-"))
     try:
         if not (root / ".git").exists():

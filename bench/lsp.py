@@ -46,6 +46,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+import quick
+
 ROOT = Path(__file__).resolve().parents[1]
 OURS = [sys.executable, "-m", "my_agent_core", "serve"]
 FLOOR = [sys.executable, str(ROOT / "bench" / "floor_server.py")]
@@ -438,23 +440,17 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--edits", type=int, default=400, help="edits of the full-size file")
     parser.add_argument("--starts", type=int, default=7, help="cold starts to time (each)")
-    parser.add_argument("--quick", action="store_true", help="fewer edits everywhere")
     parser.add_argument(
         "--instructions",
         action="store_true",
         help="also count the instructions of a cold start under valgrind (slow; load-independent)",
     )
-    parser.add_argument("--sizes", default=None, help="file sizes (chars) to time")
+    parser.add_argument("--sizes", default="2200,100000,1000000", help="file sizes (chars) to time")
     parser.add_argument("--sync", default="incremental,full", help="sync kinds to time")
     parser.add_argument(
         "--workspace-files", type=int, default=20_000, help="files in the workspace folder"
     )
-    args = parser.parse_args()
-    if args.quick:
-        args.starts = min(args.starts, 3)
-        args.workspace_files = min(args.workspace_files, 2000)
-    if args.sizes is None:
-        args.sizes = "2200" if args.quick else "2200,100000,1000000"
+    args = quick.parse(parser, {"edits": 20, "starts": 2, "sizes": "2200", "workspace_files": 400})
     workspace = Path(tempfile.mkdtemp(prefix="bench-lsp-")) / "ws"
     workspace.mkdir(parents=True)
     t0 = time.perf_counter()
@@ -496,13 +492,13 @@ async def _measure(args: argparse.Namespace, workspace: Path) -> None:
                 f"floor {floor / 1e6:,.0f} M, ratio {ours / floor:.2f}x"
             )
     for memory in (True, False):
-        r = read_latency(1_000_000, memory)
+        r = read_latency(1_000_000, memory, 20 if args.quick else 200)
         kind = "memory file" if memory else "other file"
         print(
             f"read of an open 1 MB buffer ({kind}) right after an edit: p50 {r['p50']:.2f} ms, "
             f"p99 {r['p99']:.2f} ms (target p50 < 5 ms)"
         )
-    scale = 0.25 if args.quick else 1.0
+    scale = 0.1 if args.quick else 1.0
     counts = {2200: args.edits, 100_000: 200, 1_000_000: 60}
     print(
         f"{'file':>10} {'sync':>12} {'chars':>9} {'edits':>6} {'ours p50':>9} {'floor p50':>10} "

@@ -35,6 +35,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
+import quick
 from my_agent_core.memory import MemoryStore, make_memory_tool
 from my_agent_core.memory.providers import ProviderContext, build_manager
 
@@ -142,10 +143,7 @@ async def measure(rounds: int, tmp: Path) -> tuple[dict[str, list[float]], dict[
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
-    parser.add_argument("--quick", action="store_true", help="20 rounds: a smoke run")
-    args = parser.parse_args()
-    if args.quick:
-        args.rounds = 20
+    args = quick.parse(parser, {"rounds": 20})
     with tempfile.TemporaryDirectory(prefix="bench-mcp-") as tmp:
         timings, cpu = anyio.run(measure, args.rounds, Path(tmp))
     print(f"{'operation':<12}{'median ms':>11}{'p90 ms':>9}{'p99 ms':>9}")

@@ -14,7 +14,7 @@ The bench's client keeps the answers as parsed JSON, as the editor's `JSON.parse
 client would also turn every object of an answer into a Python object, about 2 ms for a 25-item
 search, which is the client's cost, not the server's.
 
-Run: .venv/bin/python bench/memreq.py [--rounds 200] [--items 5000]
+Run: .venv/bin/python bench/memreq.py [--rounds 200] [--items 5000] [--quick]
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from pygls.protocol import JsonRPCResponseMessage
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
+import quick  # noqa: E402
 from my_agent_core.memory import make_memory_tool, open_store  # noqa: E402
 from my_agent_core.memory.providers.archive import open_archive  # noqa: E402
 
@@ -180,7 +181,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--items", type=int, default=5000, help="archived turns searched")
-    args = parser.parse_args()
+    args = quick.parse(parser, {"rounds": 10, "items": 200})
     with tempfile.TemporaryDirectory(prefix="bench-memreq-") as tmp:
         timings = asyncio.run(measure(args.rounds, args.items, Path(tmp)))
     medians = {k: statistics.median(v) for k, v in timings.items()}
@@ -201,7 +202,7 @@ def main() -> int:
             f"{request}: +{extra:.2f} ms over the bare call ({ratio:.2f}x; target < {target:.0f} ms"
             f" extra, {extra / target:.2f}x of it) {verdict}"
         )
-    return 0 if ok else 1
+    return 0 if ok or args.quick else 1  # a quick run's times say nothing about the targets
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ Needs the `semantic` extra (pip install torch --index-url https://download.pytor
 pip install -e '.[semantic]'); without it only the keyword figures are printed. The set is tests/support/recall_corpus.py: 23 archived items,
 10 messages that reuse an item's words, 15 that say the same in other words, 15 unrelated messages.
 
-Run: .venv/bin/python bench/recall_quality.py [--quick]   (the set is small: --quick is the same run)
+Run: .venv/bin/python bench/recall_quality.py [--quick]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.recall_corpus import PARAPHRASES, RELATED, REMOVED, TURNS, UNRELATED
 
+import quick
 from my_agent_core.memory.providers import semantic
 from my_agent_core.memory.providers.archive import ArchiveProvider
 from my_agent_core.memory.providers.indexed import IndexedArchiveProvider
@@ -64,9 +65,8 @@ def report(name: str, reader: IndexedArchiveProvider) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="accepted: the set is already small")
-    parser.parse_args()
+    # The labelled set is small: a whole run already takes seconds, so `--quick` is that run.
+    quick.parse(argparse.ArgumentParser(description=__doc__.splitlines()[0]), {})
     folder = Path(tempfile.mkdtemp(prefix="recall-quality-"))
     try:
         writer = ArchiveProvider(folder / "keywords", session_id="earlier")

@@ -6,9 +6,15 @@
   (the fold any disguise-proof matcher must do at least once).
 - over-budget listing: `render_listing` of a 1 MB hand-overfilled file (bounded output) against
   parsing that file, which every edit does anyway.
+- session start with memory on: what a new chat session pays to freeze its snapshot
+  (`MemoryStore.load_from_disk` + `format_all_for_system_prompt` of the folder's store) when the
+  files did not change
+  since the last session of the process (their sections are cached by text, `memory/snapshot.py`),
+  and when they are rendered for the first time, against reading the two files (the floor: a
+  session start must at least read them).
 
 Runs are interleaved so machine noise hits both sides alike; figures are medians.
-Run: .venv/bin/python bench/render.py [--rounds N] [--quick]  (--quick: 10 rounds, a smoke run)
+Run: .venv/bin/python bench/render.py [--rounds N] [--quick]
 """
 
 from __future__ import annotations
@@ -16,13 +22,15 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from my_agent_core.memory import ENTRY_DELIMITER, parse
+import quick
+from my_agent_core.memory import ENTRY_DELIMITER, MemoryStore, parse, serialize, snapshot
 from my_agent_core.memory.normalize import fold_map
 from my_agent_core.memory.render import (
     MemorySection,
@@ -31,6 +39,7 @@ from my_agent_core.memory.render import (
     render_memory_section,
 )
 from my_agent_core.memory.safety import scan
+from my_agent_core.paths import read_regular
 
 MEMORY = [
     f"Project fact {i}: `svc-{i}` builds with `uv run pytest -k svc{i}`; config in config/svc{i}.toml"
@@ -79,10 +88,7 @@ def report(name: str, subject: float, floor: float, floor_name: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
-    parser.add_argument("--quick", action="store_true", help="10 rounds (a smoke run)")
-    args = parser.parse_args()
-    if args.quick:
-        args.rounds = 10
+    args = quick.parse(parser, {"rounds": 10})
     memory_section = MemorySection("MEMORY.md", "agent notes", MEMORY, 2200)
     user_section = MemorySection("USER.md", "user profile", USER, 1375)
     huge_text = ENTRY_DELIMITER.join(HUGE)
@@ -110,7 +116,39 @@ def main() -> int:
         lambda: parse(huge_text),
     )
     report("over-budget listing", subject, floor, "parse of the 1 MB file")
+    session_start(args.rounds)
     return 0
+
+
+def session_start(rounds: int) -> None:
+    """A new session's snapshot of two unchanged files (cached), and of files never rendered in
+    this process, against reading both files."""
+    with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
+        folder = Path(tmp) / "ws" / ".my_agent_core" / "memory"
+        folder.mkdir(parents=True)
+        (folder / "MEMORY.md").write_text(serialize(MEMORY[:-1]), encoding="utf-8")
+        (folder / "USER.md").write_text(serialize(USER), encoding="utf-8")
+        store = MemoryStore(folder)  # one per folder, as the agent and the server keep it
+        store.add("memory", MEMORY[-1])  # a folder in use: its lock and history are there
+
+        def start() -> str:
+            store.load_from_disk()
+            return store.format_all_for_system_prompt()
+
+        def first() -> str:
+            snapshot.forget()
+            return start()
+
+        def read_both() -> None:
+            for name in ("MEMORY.md", "USER.md"):
+                read_regular(folder / name, max_bytes=1 << 20)
+
+        assert first() == start()  # the cached snapshot is the rendered one, byte for byte
+        cached, floor = median_pair(rounds, start, read_both)
+        uncached, _ = median_pair(max(5, rounds // 4), first, read_both)
+        store.close()
+    report("session start (cached)", cached, floor, "read MEMORY.md + USER.md")
+    report("session start (first)", uncached, floor, "read MEMORY.md + USER.md")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
+import quick
 from my_agent_core.memory.safety import scan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,10 +149,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per workload")
     parser.add_argument("--size", type=int, default=1_000_000, help="size of the big texts")
-    parser.add_argument("--quick", action="store_true", help="one round on 100 KB (a smoke run)")
-    args = parser.parse_args()
-    if args.quick:
-        args.rounds, args.size = 1, 100_000
+    args = quick.parse(parser, {"rounds": 1, "size": 100_000})
     items = load(CORPUS)
     quality("dev corpus", items)
     for name, filename, before in HELDOUT_SETS:

@@ -269,12 +269,8 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_memory(args: argparse.Namespace) -> int:
+    from my_agent_core.memory.errors import MemoryStoreError, exit_code
     from my_agent_core.memory.location import open_store, resolve_user_profile
-    from my_agent_core.memory.store import (
-        MemoryEditError,
-        MemoryLockTimeout,
-        MemoryWriteError,
-    )
     from my_agent_core.paths import PathRefused
 
     try:
@@ -322,12 +318,9 @@ def _cmd_memory(args: argparse.Namespace) -> int:
             print(store.replace(args.target, args.old, args.new))
         else:
             print(store.remove(args.target, args.old))
-    except (MemoryLockTimeout, MemoryWriteError) as exc:
-        print(f"my-agent: {exc}", file=sys.stderr)
-        return EXIT_SYSTEM
-    except MemoryEditError as exc:
+    except MemoryStoreError as exc:  # its exit code by class (memory/errors.py), not clause order
         print(f"my-agent: {_in_cli_terms(exc)}", file=sys.stderr)
-        return EXIT_FINDINGS
+        return exit_code(exc)
     except PathRefused as exc:
         print(f"my-agent: {exc}", file=sys.stderr)
         return EXIT_USAGE

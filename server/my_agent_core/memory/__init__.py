@@ -8,6 +8,14 @@ from my_agent_core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from my_agent_core.memory.document import ENTRY_DELIMITER, MemoryDocument, parse, serialize
+    from my_agent_core.memory.errors import (
+        MemoryChanged,
+        MemoryEditError,
+        MemoryLockTimeout,
+        MemoryStoreError,
+        MemoryWriteError,
+    )
+    from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
     from my_agent_core.memory.location import (
         USER_PROFILE_ENV,
         UserProfile,
@@ -23,16 +31,8 @@ if TYPE_CHECKING:
         memory_dir_of,
         target_of_file,
     )
-    from my_agent_core.memory.store import (
-        MEMORY_CHAR_LIMIT,
-        USER_CHAR_LIMIT,
-        MemoryChanged,
-        MemoryEditError,
-        MemoryPreview,
-        MemoryStore,
-        Operation,
-        StoreState,
-    )
+    from my_agent_core.memory.store import MemoryStore
+    from my_agent_core.memory.store_types import MemoryPreview, Operation, StoreState
 
 # Loaded on first use: `my-agent` and the git merge driver start without the store and the scanner.
 __getattr__ = lazy_exports(
@@ -52,14 +52,17 @@ __getattr__ = lazy_exports(
         "TARGETS": "paths",
         "memory_dir_of": "paths",
         "target_of_file": "paths",
-        "MEMORY_CHAR_LIMIT": "store",
-        "USER_CHAR_LIMIT": "store",
-        "MemoryChanged": "store",
-        "MemoryEditError": "store",
-        "MemoryPreview": "store",
+        "MEMORY_CHAR_LIMIT": "limits",
+        "USER_CHAR_LIMIT": "limits",
+        "MemoryChanged": "errors",
+        "MemoryEditError": "errors",
+        "MemoryLockTimeout": "errors",
+        "MemoryStoreError": "errors",
+        "MemoryWriteError": "errors",
+        "MemoryPreview": "store_types",
         "MemoryStore": "store",
-        "Operation": "store",
-        "StoreState": "store",
+        "Operation": "store_types",
+        "StoreState": "store_types",
         "make_memory_tool": "memory_tool",
     },
 )
@@ -75,8 +78,11 @@ __all__ = [
     "MemoryChanged",
     "MemoryDocument",
     "MemoryEditError",
+    "MemoryLockTimeout",
     "MemoryPreview",
     "MemoryStore",
+    "MemoryStoreError",
+    "MemoryWriteError",
     "Operation",
     "StoreState",
     "UserProfile",

@@ -22,7 +22,8 @@ from my_agent_core.memory.limits import (
 from my_agent_core.memory.paths import MEMORY_SUBDIR, memory_dir_of
 
 if TYPE_CHECKING:
-    from my_agent_core.memory.store import MemoryStore, WriteListener
+    from my_agent_core.memory.store import MemoryStore
+    from my_agent_core.memory.store_types import WriteListener
 
 __all__ = [
     "PROFILE_DIR_NAME",

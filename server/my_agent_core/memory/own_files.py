@@ -1,0 +1,143 @@
+"""The files of one memory folder that must stay separate files, found and read safely.
+
+`MEMORY.md`, `USER.md`, `history.jsonl` and `.lock` are four files: one written through a second name
+(a hard link, or a symbolic link from one name to another) would be written as two, and a memory file
+that is a symbolic link out of the folder would feed the prompt someone else's file. Every edit looks
+at all of them first, so this look is on the write path: the common case (no link among them) costs
+one `lstat` a name; a link anywhere takes the full look-up of `my_agent_core.paths`. It is not cached
+against the folder's stat: each edit's own rename stamps the folder's mtime from the kernel's coarse
+clock, and a foreign change (a link planted by a checkout) within the same tick would keep that
+stamp, so the cache would vouch for names it never looked at.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from my_agent_core.memory.errors import Unavailable
+from my_agent_core.paths import (
+    FileTooLarge,
+    PathRefused,
+    check_link_inside,
+    look_up,
+    read_regular,
+)
+
+__all__ = ["OnDisk", "OwnFiles", "read_text", "signature"]
+
+
+@dataclass(frozen=True, slots=True)
+class OnDisk:
+    """A memory file as an edit read it under the lock."""
+
+    text: str
+    entries: list[str]
+    canonical: bool
+    mode: int | None  # permission bits; None when there was no file
+    digest: str | None  # its entries' digest, when this store wrote it (else computed on demand)
+
+
+def signature(st: os.stat_result) -> tuple[int, ...]:
+    """What identifies one version of a file: any rewrite changes it (ctime cannot be set back)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class OwnFiles:
+    """The own files (`names`) of the folder `dir`, looked at together for each edit."""
+
+    __slots__ = ("_joined", "_paths", "dir", "names")
+
+    def __init__(self, folder: Path, names: tuple[str, ...]) -> None:
+        self.dir = folder
+        self.names = names
+        self._paths = {name: folder / name for name in names}
+        # the names joined to the absolute folder they were joined to (a relative one follows cwd)
+        self._joined: tuple[str, tuple[str, ...]] = ("", ())
+
+    def locate(self, name: str, *, every_pair: bool) -> tuple[Path, os.stat_result | None]:
+        """Where the file `name` really is and its stat (None: missing), from one look at the
+        folder's own files. Refused (`Unavailable`): a link out of the folder, and two own files
+        that are one, since a write of one would be a write of the other; with `every_pair` any
+        two, else only a pair that involves `name`."""
+        base = os.path.abspath(self.dir)
+        joined_to, paths = self._joined
+        if joined_to != base:
+            paths = tuple(os.path.join(base, own) for own in self.names)
+            self._joined = (base, paths)
+        found: list[os.stat_result | None] = []
+        for joined in paths:
+            try:
+                st: os.stat_result | None = os.lstat(joined)
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISLNK(st.st_mode):
+                return self._locate_through_links(name, every_pair=every_pair)
+            found.append(st)
+        # No link: two names are one file only as hard links of one inode; the first such pair
+        # decides, as `FolderNames.aliased_pair` (the look-up through links) does.
+        seen: dict[tuple[int, int], str] = {}
+        for own, st in zip(self.names, found, strict=True):
+            if st is None:
+                continue
+            first = seen.setdefault((st.st_dev, st.st_ino), own)
+            if first != own:
+                if every_pair or name in (first, own):
+                    raise self._one_file(first, own)
+                break
+        return self._paths[name], found[self.names.index(name)]
+
+    def _locate_through_links(
+        self, name: str, *, every_pair: bool
+    ) -> tuple[Path, os.stat_result | None]:
+        """`locate` when some own file is a symbolic link (links followed and compared)."""
+        names = look_up(self.dir, self.names)
+        named = names.names[name]
+        path = self.dir / name
+        if named.link:
+            self.refuse_outside_link(path)
+            path = Path(named.real or path)
+        pair = names.aliased_pair()
+        if pair is not None and (every_pair or name in pair):
+            raise self._one_file(*pair)
+        return path, named.stat
+
+    def _one_file(self, first: str, second: str) -> Unavailable:
+        return Unavailable(
+            f"{first} and {second} in {self.dir} are one file (joined by a hard link or "
+            "a symbolic link); the store will not write one file as two. Make each a separate "
+            "plain file, then retry."
+        )
+
+    def refuse_outside_link(self, path: Path) -> None:
+        """Refuse (`Unavailable`) `path` when it is a symbolic link leading out of the folder."""
+        try:
+            check_link_inside(self.dir, path)
+        except PathRefused as exc:
+            raise Unavailable(str(exc)) from None
+
+
+def read_text(path: Path, name: str, max_bytes: int) -> str:
+    """The decoded text of a memory file ("" when missing); `name` is what messages call it.
+    Refused (`Unavailable`): anything `paths.read_regular` refuses, and bytes that are not UTF-8."""
+    try:
+        data = read_regular(path, max_bytes=max_bytes, name=name)
+    except FileTooLarge as exc:
+        raise Unavailable(
+            f"{exc} The budget is a few thousand characters: trim the file in an editor "
+            "(`my-agent lint` shows what is over budget); the store will not touch it until then."
+        ) from None
+    except PathRefused as exc:
+        raise Unavailable(f"{exc} The store will not touch it.") from None
+    if data is None:
+        return ""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Unavailable(
+            f"{name} is not valid UTF-8 (bad byte at offset {exc.start}); the store will "
+            "not overwrite it. Fix or move the file, then retry."
+        ) from None
+    return text  # a BOM stays: the parser skips it and marks the file non-canonical
