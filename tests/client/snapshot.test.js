@@ -101,3 +101,80 @@ test('tree: no session means plain entries', () => {
     const items = tree.entryNodes(node).map((n) => tree.entryTreeItem(n));
     assert.deepEqual(items.map((i) => i.description), [undefined, undefined]);
 });
+
+// ---- an open frozen ↔ live diff follows memory ------------------------------------------------------------
+
+const { SnapshotContentProvider, showSnapshot, snapshotUri, LIVE_REFRESH_MS } = require('../../client/out/snapshotView.js');
+const { Methods } = require('../../client/out/protocol.js');
+
+/** A server whose live memory the test changes; every request recorded. */
+function snapshotServer() {
+    const server = { live: 'MEMORY: uses npm', calls: [], probes: 0 };
+    const client = {
+        sendRequest: async (method, params) => {
+            server.calls.push({ method, params });
+            switch (method) {
+                case Methods.chatStart:
+                    return { sessionId: `probe${++server.probes}`, folder: FOLDER, memory: true };
+                case Methods.chatSystemPrompt:
+                    return { text: params.sessionId === 's1' ? 'MEMORY: uses npm' : server.live };
+                case Methods.chatDelete:
+                    return {};
+            }
+            throw new Error(`unexpected ${method}`);
+        },
+    };
+    server.ready = async () => client;
+    server.of = (m) => server.calls.filter((c) => c.method === m);
+    return server;
+}
+
+const wait = (ms) => new Promise((r) => setTimeout(r, ms));
+
+test('snapshot diff: after an undo (any memory change) the open live side is rendered again', async () => {
+    vscode.__test.reset();
+    const changed = new vscode.EventEmitter();
+    const provider = new SnapshotContentProvider(changed.event);
+    const server = snapshotServer();
+    server.live = 'MEMORY: uses npm\n§\nuses pnpm'; // the agent added an entry after the chat started
+    const chat = { sessionId: 's1', folderUri: FOLDER, startSession: async () => undefined };
+    await showSnapshot(server, chat, provider);
+    const liveUri = snapshotUri('s1', 'live');
+    const diff = vscode.__test.state.commands.find((c) => c.id === 'vscode.diff');
+    assert.ok(diff, 'the diff opened');
+    assert.equal(provider.get(liveUri), 'MEMORY: uses npm\n§\nuses pnpm');
+    vscode.__test.state.tabs = [{ input: { original: snapshotUri('s1', 'frozen'), modified: liveUri } }];
+    const fired = [];
+    provider.onDidChange((u) => fired.push(u.toString()));
+
+    // The user undoes the agent's write: memory fires (notification + the undo's state), quickly twice.
+    server.live = 'MEMORY: uses npm';
+    changed.fire();
+    changed.fire();
+    await wait(LIVE_REFRESH_MS + 150);
+    assert.equal(provider.get(liveUri), 'MEMORY: uses npm', 'the live side shows memory after the undo');
+    assert.deepEqual(fired, [liveUri.toString()], 'VS Code is told once, so the diff redraws');
+    assert.equal(server.of(Methods.chatStart).length, 2, 'one probe for the burst of changes');
+    assert.equal(server.of(Methods.chatDelete).length, 2, 'every probe is deleted');
+    provider.dispose();
+});
+
+test('snapshot diff: a closed diff is not rendered again (no probe sessions for nothing)', async () => {
+    vscode.__test.reset();
+    const changed = new vscode.EventEmitter();
+    const provider = new SnapshotContentProvider(changed.event);
+    const server = snapshotServer();
+    const liveUri = snapshotUri('s1', 'live');
+    provider.trackLive(liveUri, FOLDER, server);
+    vscode.__test.state.tabs = [{ input: { uri: vscode.Uri.file('/ws/other.ts') } }];
+    changed.fire();
+    await wait(LIVE_REFRESH_MS + 100);
+    assert.equal(server.calls.length, 0);
+    // Without tab groups (an older host), an open document counts.
+    vscode.__test.state.tabs = undefined;
+    vscode.__test.state.textDocuments = [{ uri: liveUri }];
+    server.live = 'MEMORY: new';
+    await provider.refreshLive();
+    assert.equal(provider.get(liveUri), 'MEMORY: new');
+    provider.dispose();
+});

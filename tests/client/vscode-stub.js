@@ -161,6 +161,8 @@ const state = {
     shownDocs: [],
     /** Tools registered with vscode.lm.registerTool, by name. */
     tools: new Map(),
+    /** Editor tabs (window.tabGroups.all[0].tabs): each `{input: {uri} | {original, modified}}`; undefined: no tabGroups. */
+    tabs: undefined,
 };
 
 const docEvents = { open: new EventEmitter(), change: new EventEmitter(), close: new EventEmitter() };
@@ -281,6 +283,9 @@ const stub = {
             return state.activeUri ? { document: { uri: state.activeUri }, selections: [] } : undefined;
         },
         visibleTextEditors: [],
+        get tabGroups() {
+            return state.tabs ? { all: [{ tabs: state.tabs }] } : undefined;
+        },
         onDidChangeActiveTextEditor: () => new Disposable(),
         createStatusBarItem: () => ({ show() {}, hide() {}, dispose() {} }),
         showQuickPick: async (items, options) => {
@@ -304,6 +309,9 @@ const stub = {
             state.tools.set(name, tool);
             return new Disposable(() => state.tools.delete(name));
         },
+    },
+    languages: {
+        setTextDocumentLanguage: async (doc) => doc,
     },
     LanguageModelTextPart,
     LanguageModelToolResult,
@@ -336,6 +344,7 @@ const stub = {
             state.opened = [];
             state.shownDocs = [];
             state.tools = new Map();
+            state.tabs = undefined;
             log.lines = [];
         },
         docEvents,
