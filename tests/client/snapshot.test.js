@@ -56,7 +56,7 @@ test('folderMarks: only for the session folder, with memory on, and available st
     assert.equal(folderMarks(FOLDER, stores, snapshot(['uses uv', 'new one'], ['likes tea'])).size, 0);
 });
 
-test('tree: fresh entries say "not in this chat", removed ones follow as muted children', () => {
+test('tree: fresh entries lead with "new", removed ones follow as muted children leading with "removed"', () => {
     const fm = folderMemory([store('memory', ['uses uv', 'lint with ruff'])]);
     const [node] = tree.storeNodes(fm, snapshot(['uses uv', 'old note']));
     const children = tree.entryNodes(node);
@@ -71,15 +71,21 @@ test('tree: fresh entries say "not in this chat", removed ones follow as muted c
     const kept = tree.entryTreeItem(children[0]);
     assert.equal(kept.description, undefined);
     assert.equal(kept.tooltip, 'uses uv');
+    assert.equal(kept.label, 'uses uv');
     const fresh = tree.entryTreeItem(children[1]);
-    assert.equal(fresh.description, 'new · not in this chat');
+    // The mark is short and first: the label starts with it (highlighted), the reason follows as description.
+    assert.deepEqual(fresh.label, { label: 'new · lint with ruff', highlights: [[0, 3]] });
+    assert.equal(fresh.description, 'not in this chat');
+    assert.equal(fresh.accessibilityInformation.label, 'new, not in this chat: lint with ruff');
     assert.match(fresh.tooltip, /^lint with ruff\n\n.*after New Chat/s);
     assert.equal(fresh.contextValue, 'myAgent.entry');
     assert.equal(fresh.iconPath.id, 'diff-added');
     assert.equal(kept.iconPath.id, 'symbol-string');
+    const [multi] = tree.entryNodes(tree.storeNodes(folderMemory([store('memory', ['a\nb\nc'])]), snapshot([]))[0]);
+    assert.equal(tree.entryTreeItem(multi).description, 'not in this chat · 3 lines');
     const removed = tree.removedTreeItem(children[2]);
-    assert.equal(removed.label, 'old note');
-    assert.equal(removed.description, 'removed · still in this chat');
+    assert.deepEqual(removed.label, { label: 'removed · old note', highlights: [[0, 7]] });
+    assert.equal(removed.description, 'still in this chat');
     assert.match(removed.tooltip, /still sees it until New Chat/);
     assert.equal(removed.iconPath.color.id, 'disabledForeground');
     assert.equal(removed.contextValue, 'myAgent.entry.removed'); // no edit actions on it

@@ -165,7 +165,7 @@ const state = {
     tabs: undefined,
 };
 
-const docEvents = { open: new EventEmitter(), change: new EventEmitter(), close: new EventEmitter() };
+const docEvents = { open: new EventEmitter(), change: new EventEmitter(), close: new EventEmitter(), save: new EventEmitter() };
 
 const log = {
     lines: [],
@@ -248,6 +248,7 @@ const stub = {
         onDidOpenTextDocument: docEvents.open.event,
         onDidChangeTextDocument: docEvents.change.event,
         onDidCloseTextDocument: docEvents.close.event,
+        onDidSaveTextDocument: docEvents.save.event,
         fs: {
             stat: async (uri) => {
                 if (!state.existing.has(uri.fsPath)) {

@@ -512,19 +512,29 @@ def test_chat_consolidates_memory_in_one_call_with_frozen_snapshot(
     assert not any(e in buffer for e in replaced[1:]), "the open MEMORY.md was not reloaded"
     assert "over-budget" not in {f["code"] for f in lint_json(memory_file)}
     # The Memory view shows the merged entry, not the three it replaced, and the new usage. Against the
-    # current chat's frozen snapshot: the merged entry is "new · not in this chat", and the replaced ones
-    # are listed only as "removed · still in this chat" (that session still sees them).
+    # current chat's frozen snapshot: the merged entry's row starts with the mark "new" ("not in this
+    # chat" follows), and the replaced ones are listed only as rows starting with "removed" ("still in
+    # this chat": that session still sees them). The marks lead the label, so no width clips them.
     open_view(s, "myAgent.memory")
     figure = f"{store['used']}/{store['limit']}"
 
+    def shown(row: str) -> str:
+        return row.split(" || ", 1)[-1]  # the row's text, after its accessible label
+
     def consolidated_view() -> list[str] | None:
         rows = memory_view_rows(s) or []
-        live = "\n".join(r for r in rows if "removed · still in this chat" not in r)
+        live = "\n".join(r for r in rows if not shown(r).startswith("removed · "))
         ok = (
-            any(MERGED[:40] in r and "new · not in this chat" in r for r in rows)
+            any(
+                shown(r).startswith("new · ") and MERGED[:40] in r and "not in this chat" in r
+                for r in rows
+            )
             and not any(e[:40] in live for e in replaced)
             and all(
-                any(e[:40] in r and "removed · still in this chat" in r for r in rows)
+                any(
+                    shown(r).startswith("removed · ") and e[:40] in r and "still in this chat" in r
+                    for r in rows
+                )
                 for e in replaced
             )
             and any("MEMORY.md" in r and figure in r for r in rows)
