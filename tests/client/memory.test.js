@@ -310,3 +310,16 @@ test('undo leaves a note naming the change in words, not the agent id', async ()
     assert.equal(noticeHtml(t.chat).textContent, "Undid: added 'Tests run with uv run pytest -q' to MEMORY.md");
     assert.equal(t.memory.states.length, 1, 'the view gets the state after the undo');
 });
+
+test('import summaries count in words that agree with the number', () => {
+    const { importSummary } = require('../../client/out/memoryImport.js');
+    const r = (added, duplicates, notFitted, refused) => ({
+        message: '',
+        added,
+        duplicates,
+        notFitted: Array(notFitted).fill('x'),
+        refused: Array(refused).fill({ text: 'x', reason: 'r', line: 1 }),
+    });
+    assert.equal(importSummary(r(1, 1, 1, 1), 'AGENTS.md'), 'Imported 1 entry from AGENTS.md. 1 was already in memory. 1 did not fit the budget. 1 was refused.');
+    assert.equal(importSummary(r(0, 2, 0, 3), 'AGENTS.md'), 'Imported 0 entries from AGENTS.md. 2 were already in memory. 3 were refused.');
+});
