@@ -364,6 +364,66 @@ def test_memory_view_lists_the_entries(vscode: Session) -> None:
     assert any("MEMORY.md" in r and figure in r for r in rows), (figure, rows)
 
 
+def test_unsaved_edits_show_one_figure_labelled(vscode: Session) -> None:
+    """While MEMORY.md has unsaved edits, the status bar and the Memory view show the editor's figure (the
+    code lens's), labelled "unsaved", with the disk's in the tooltip; reverted, the disk's figure again."""
+    s = vscode
+    disk = memory_show(s.workspace)
+    open_view(s, "myAgent.memory")
+    s.js("await h.openFile(args.rel)", rel=MEMORY_REL)
+    s.js(
+        """await page.keyboard.press('Control+End');
+           await page.keyboard.type(' and a note typed into the editor but not saved yet');
+           await page.keyboard.press('Control+Home');"""
+    )
+
+    def lens_figure() -> tuple[int, int, int] | None:
+        for t in s.js(CODE_LENSES) or []:  # type: ignore[union-attr]
+            m = re.search(r"([\d,]+) / ([\d,]+) chars · (\d+)%", t)
+            if m and int(m.group(1).replace(",", "")) != disk["used"]:
+                return (
+                    int(m.group(1).replace(",", "")),
+                    int(m.group(2).replace(",", "")),
+                    int(m.group(3)),
+                )
+        return None
+
+    used, limit, pct = wait_until(lens_figure, 20, "the code lens to count the unsaved text")  # type: ignore[misc]
+    assert used > disk["used"], (used, disk)
+    unsaved_line = (
+        f"MEMORY.md: {used}/{limit} ({pct}%), unsaved edits in the editor (on disk: {disk['used']}/"
+    )
+    status = wait_until(
+        lambda: [
+            t for t in s.js(STATUS_TEXTS) if f"Memory {pct}% unsaved" in t and unsaved_line in t
+        ],  # type: ignore[union-attr]
+        20,
+        f"the status bar to show the editor's {pct}%, labelled unsaved",
+    )
+    rows = wait_until(
+        lambda: [r for r in memory_view_rows(s) or [] if f"{used}/{limit} ({pct}%) · unsaved" in r],
+        20,
+        "the Memory view's MEMORY.md row to show the same figure, labelled unsaved",
+    )
+    s.shot("unsaved-one-figure")
+    print(f"[e2e] status bar with unsaved edits: {status[0].split(' || ')[-1].strip()!r}")
+    assert rows and "MEMORY.md" in rows[0], rows
+    # Reverted: the disk's figure everywhere, unlabelled.
+    s.palette("File: Revert File")
+    disk_pct = round(disk["used"] * 100 / disk["limit"])
+    wait_until(
+        lambda: (
+            (t := s.js(STATUS_TEXTS))
+            and any(f"Memory {disk_pct}%" in x and "unsaved" not in x for x in t)  # type: ignore[union-attr]
+            and any(f"MEMORY.md: {disk['used']}/{disk['limit']}" in x for x in t)  # type: ignore[union-attr]
+        ),
+        20,
+        "the status bar to show the disk's figure again after Revert",
+    )
+    assert not any("unsaved" in r for r in memory_view_rows(s) or [])
+    assert (s.workspace / MEMORY_REL).read_text(encoding="utf-8").count("not saved yet") == 0
+
+
 ACTIVITY_LABELS = """return await page.locator('.activitybar .action-item .action-label')
     .evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') || ''));"""
 STATUS_TEXTS = """return await page.locator('.statusbar-item').evaluateAll((els) => els.map(
@@ -545,6 +605,26 @@ def test_chat_consolidates_memory_in_one_call_with_frozen_snapshot(
         wait_until(consolidated_view, 20, "the consolidated entry in the Memory view")
     finally:
         s.shot("memory-view-after-chat")
+    # The marks are never cut off: at the side bar's normal width each "new" / "removed" mark is drawn in
+    # full inside the view (a long entry's text is what gets clipped, after the mark).
+    marks = s.js(
+        """
+        const panes = page.locator('.pane').filter({
+          has: page.locator('.pane-header', { hasText: new RegExp(args.name, 'i') }) });
+        const pane = panes.first();
+        const box = await pane.boundingBox();
+        const marks = await pane.locator('.monaco-list-row .label-name .highlight').evaluateAll((els) =>
+          els.map((e) => { const r = e.getBoundingClientRect(); return { text: e.textContent, left: r.left, right: r.right }; }));
+        return { left: box.x, right: box.x + box.width, width: box.width, marks };
+        """,
+        name=view_name("myAgent.memory"),
+    )
+    assert isinstance(marks, dict), marks
+    print(f"[e2e] Memory view width for the marks check: {marks['width']:.0f} px")
+    shown_marks = [m for m in marks["marks"] if m["text"] in ("new", "removed")]
+    assert {m["text"] for m in shown_marks} == {"new", "removed"}, marks
+    for m in shown_marks:
+        assert marks["left"] <= m["left"] < m["right"] <= marks["right"], (m, marks)
     # Both requests of the turn carried the session's frozen prompt, from before the write.
     systems = [r["json"]["messages"][0] for r in requests]
     assert all(m["role"] == "system" for m in systems)
