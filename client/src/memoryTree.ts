@@ -103,7 +103,8 @@ export function storeTreeItem(node: StoreNode, nearShare: number): vscode.TreeIt
     const f = node.figure ?? shownFigure(s);
     const level = budgetLevel(f.used, f.limit, nearShare);
     const figure = `${f.used}/${f.limit} (${percent(f.used, f.limit)}%)`;
-    item.description = f.unsaved ? vscode.l10n.t('{0} · unsaved', figure) : figure;
+    // "unsaved" first: a narrow view clips the end of the description, never the label.
+    item.description = f.unsaved ? vscode.l10n.t('unsaved · {0}', figure) : figure;
     item.iconPath = levelIcon(level);
     const status =
         level === 'over'

@@ -65,7 +65,7 @@ test('one figure: an unsaved buffer is shown, labelled, with the disk figure in 
     // The Memory view's file row says the same figure, the same way.
     const node = { kind: 'store', folderUri: 'file:///ws', store: diskStores()[0], figure: unsaved(diskStores()[0]) };
     const item = tree.storeTreeItem(node, 0.9);
-    assert.equal(item.description, '2398/2200 (109%) · unsaved');
+    assert.equal(item.description, 'unsaved · 2398/2200 (109%)');
     assert.equal(item.iconPath.id, 'error');
     assert.match(item.tooltip, /Unsaved edits: this is the editor's figure, the one its diagnostics show\. On disk: 2024\/2200 \(92%\)\./);
     assert.match(item.tooltip, /2398\/2200 characters, 1 entry\./, '"1 entry", not "1 entries"');
@@ -206,7 +206,7 @@ test('against the real server: the status bar, the Memory view, the code lens an
     assert.match(status.text, /Memory 109% unsaved/);
     assert.match(status.tooltip, /MEMORY\.md: 2398\/2200 \(109%\), unsaved edits in the editor \(on disk: 2024\/2200, 92%\)/);
     const [node] = tree.storeNodes(model.get(vscode.__test.state.folders[0]), undefined, (s) => model.figure(s));
-    assert.equal(tree.storeTreeItem(node, 0.9).description, '2398/2200 (109%) · unsaved');
+    assert.equal(tree.storeTreeItem(node, 0.9).description, 'unsaved · 2398/2200 (109%)');
 
     // Saved: the disk holds the buffer's text, and every figure is the disk's again, unlabelled.
     fs.writeFileSync(file, unsaved);

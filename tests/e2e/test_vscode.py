@@ -401,11 +401,31 @@ def test_unsaved_edits_show_one_figure_labelled(vscode: Session) -> None:
         f"the status bar to show the editor's {pct}%, labelled unsaved",
     )
     rows = wait_until(
-        lambda: [r for r in memory_view_rows(s) or [] if f"{used}/{limit} ({pct}%) · unsaved" in r],
+        lambda: [r for r in memory_view_rows(s) or [] if f"unsaved · {used}/{limit} ({pct}%)" in r],
         20,
         "the Memory view's MEMORY.md row to show the same figure, labelled unsaved",
     )
     s.shot("unsaved-one-figure")
+    # The label is drawn in full at the side bar's normal width (the end of the figure may be clipped).
+    label = s.js(
+        """
+        const pane = page.locator('.pane').filter({
+          has: page.locator('.pane-header', { hasText: new RegExp(args.name, 'i') }) }).first();
+        const row = pane.locator('.monaco-list-row', { hasText: 'MEMORY.md' }).first();
+        return await row.evaluate((r) => {
+          const d = r.querySelector('.label-description');
+          const box = r.querySelector('.monaco-icon-label-container').getBoundingClientRect();
+          const range = document.createRange();
+          range.setStart(d.firstChild, 0);
+          range.setEnd(d.firstChild, 'unsaved'.length);
+          const word = range.getBoundingClientRect();
+          return { text: range.toString(), right: word.right, limit: box.right, width: word.width };
+        });
+        """,
+        name=view_name("myAgent.memory"),
+    )
+    assert isinstance(label, dict) and label["text"] == "unsaved", label
+    assert label["width"] > 0 and label["right"] <= label["limit"], label
     print(f"[e2e] status bar with unsaved edits: {status[0].split(' || ')[-1].strip()!r}")
     assert rows and "MEMORY.md" in rows[0], rows
     # Reverted: the disk's figure everywhere, unlabelled.
