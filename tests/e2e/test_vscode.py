@@ -440,7 +440,11 @@ def test_unsaved_edits_show_one_figure_labelled(vscode: Session) -> None:
         20,
         "the status bar to show the disk's figure again after Revert",
     )
-    assert not any("unsaved" in r for r in memory_view_rows(s) or [])
+    wait_until(
+        lambda: (r := memory_view_rows(s)) and not any("unsaved" in x for x in r),
+        20,
+        "the Memory view to show the disk's figure again after Revert",
+    )
     assert (s.workspace / MEMORY_REL).read_text(encoding="utf-8").count("not saved yet") == 0
 
 
@@ -557,6 +561,22 @@ def test_chat_consolidates_memory_in_one_call_with_frozen_snapshot(
     )
     for entry in replaced:
         assert entry not in text, f"a consolidated entry is still on disk: {entry[:60]!r}"
+    # The chat's memory notice names the change in words (from the journal record of the write).
+    notices = wait_until(
+        lambda: (
+            (
+                t := s.js(
+                    "const f = await h.webviewFrame('textarea');"
+                    " return await f.locator('.notice.memory').allInnerTexts();"
+                )
+            )
+            and any("The agent changed memory: made 3 changes to MEMORY.md." in x for x in t)  # type: ignore[union-attr]
+            and t
+        ),
+        15,
+        "the memory notice to name the change in words",
+    )
+    assert not any("agent:" in x for x in notices), notices  # type: ignore[union-attr]
     for entry in kept:
         assert entry in text, f"the consolidation lost an entry: {entry[:60]!r}"
     store = memory_show(s.workspace)
