@@ -15,18 +15,17 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import my_agent_core.lsp'
   bash scripts/setup.sh
 fi
 
-# 2. The extension: npm ci when node_modules is missing or older than the lock file; package when the
-#    .vsix is missing or older than its sources.
+# 2. The extension: npm ci when node_modules is missing or older than the lock file; the .vsix is built
+#    only when its inputs changed since the last build (scripts/package-vsix.sh compares their digest, so
+#    the __pycache__ the tests leave behind, or a .vsix that scripts/test.sh just built, cost nothing).
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   log "npm ci"
   npm ci --no-audit --no-fund --loglevel=error
 fi
-vsix=$(ls -t dist/*.vsix 2>/dev/null | head -1 || true)
-if [ -z "$vsix" ] || [ -n "$(find package.json package.nls.json client/src client/media server/my_agent_core \
-      -newer "$vsix" -type f 2>/dev/null | head -1)" ]; then
-  log "npm run package"
-  npm run package
+if ! bash scripts/package-vsix.sh --check >/dev/null; then
+  log "building the .vsix (scripts/package-vsix.sh)"
 fi
+bash scripts/package-vsix.sh
 
 # 3. code-server, playwright-core and chromium (cached outside the repo, shared by every clone).
 bash scripts/setup-vscode.sh >/dev/null

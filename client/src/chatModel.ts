@@ -32,6 +32,8 @@ export interface MemoryNoticePart {
     target: string;
     action: string;
     journalId?: string;
+    /** The change in words, quoting the entry (memoryChange.ts), once its journal record is fetched. */
+    summary?: string;
     undone?: boolean;
     undoMessage?: string;
 }
@@ -188,6 +190,7 @@ export type ChatAction =
     | { type: 'stopped' }
     | { type: 'failed'; message: string }
     | { type: 'undone'; journalId?: string; message: string }
+    | { type: 'memoryDescribed'; journalId: string; summary: string }
     | { type: 'notice'; notice?: string }
     | { type: 'attach'; chips: ContextChip[] }
     | { type: 'detach'; id: string }
@@ -438,6 +441,8 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
                     ? cancelPending({ ...t, status: 'error', error: t.error ?? action.message })
                     : t,
             );
+        case 'memoryDescribed':
+            return mapParts(state, (p) => (p.kind === 'memory' && p.journalId === action.journalId ? { ...p, summary: action.summary } : p));
         case 'undone':
             return mapParts(state, (p) =>
                 p.kind === 'memory' && p.journalId === action.journalId && !p.undone

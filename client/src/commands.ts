@@ -10,6 +10,7 @@ import { promptForApiKey } from './common/secrets';
 import { ServerManager } from './common/server';
 import { evaluateMemory, extensionEvalDeps } from './evalCommand';
 import { addMemoryServerToWorkspace } from './lm/mcpCommand';
+import { describeChange, isPlainChange, parseLog, undoNote } from './memoryChange';
 import { importIntoMemory } from './memoryImport';
 import { MemoryModel } from './memoryModel';
 import { EntryNode, MemoryNode, StoreNode } from './memoryTree';
@@ -142,15 +143,18 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
                     folder: folder.uri.toString(),
                     limit: 1,
                 });
-                const last = log.entries?.[log.entries.length - 1]; // newest last
+                const last = parseLog(log).at(-1); // newest last
                 if (!last) {
                     void vscode.window.showInformationMessage(vscode.l10n.t('There is no memory change to undo.'));
                     return;
                 }
                 const yes = vscode.l10n.t('Undo');
+                // The newest record is what undo reverts when it is a change (not an undo or a marker): named in
+                // words, its entry quoted as plain text (never a blocked one).
+                const target = isPlainChange(last) ? last : undefined;
                 const answer = await vscode.window.showWarningMessage(
-                    vscode.l10n.t('Undo the last memory change ({0} in {1} by {2})?', last.action, fileName(last.target), last.author),
-                    { modal: true, detail: String(last.after ?? last.before ?? '').slice(0, 500) },
+                    vscode.l10n.t('Undo the last memory change?'),
+                    { modal: true, detail: target ? describeChange(target) : undefined },
                     yes,
                 );
                 if (answer !== yes) {
@@ -160,7 +164,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
                 if (r.state) {
                     memory.setState(r.state);
                 }
-                void vscode.window.showInformationMessage(r.message ?? vscode.l10n.t('Undone.'));
+                void vscode.window.showInformationMessage(target ? undoNote(target) : r.message || vscode.l10n.t('Undone.'));
             } catch (e) {
                 void vscode.window.showErrorMessage(vscode.l10n.t('Undo failed: {0}', errorMessage(e)));
             }

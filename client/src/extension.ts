@@ -35,7 +35,7 @@ export function activate(context: vscode.ExtensionContext): void {
     const proposals = new ProposedTextProvider();
     const chat = new ChatController(server, context.workspaceState, memory, proposals);
     const chatView = new ChatViewProvider(context.extensionUri, chat, context.workspaceState);
-    const snapshots = new SnapshotContentProvider();
+    const snapshots = new SnapshotContentProvider(memory.onDidChange); // an open frozen ↔ live diff follows memory
     const docs = new ReadOnlyDocuments();
     const srv = server;
     const recall = new RecallController(srv, docs);

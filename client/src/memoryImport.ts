@@ -1,5 +1,6 @@
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { plural } from './common/plural';
 import type { RequestClient } from './chat/seams';
 import { errorMessage } from './common/errors';
 import { getLog } from './common/log';
@@ -58,15 +59,31 @@ export function parseImportResult(raw: unknown): MemoryImportResult | undefined 
 
 /** A line for the notification: how many entries came in, and whether something is left to look at. */
 export function importSummary(r: MemoryImportResult, file: string): string {
-    const parts = [vscode.l10n.t('Imported {0} entries from {1}.', r.added, file)];
-    if (r.duplicates) {
-        parts.push(vscode.l10n.t('{0} were already in memory.', r.duplicates));
+    const parts = [
+        plural(r.added, {
+            one: vscode.l10n.t('Imported {0} entry from {1}.', r.added, file),
+            other: vscode.l10n.t('Imported {0} entries from {1}.', r.added, file),
+        }),
+    ];
+    const n = { duplicates: r.duplicates, notFitted: r.notFitted.length, refused: r.refused.length };
+    if (n.duplicates) {
+        parts.push(
+            plural(n.duplicates, {
+                one: vscode.l10n.t('{0} was already in memory.', n.duplicates),
+                other: vscode.l10n.t('{0} were already in memory.', n.duplicates),
+            }),
+        );
     }
-    if (r.notFitted.length) {
-        parts.push(vscode.l10n.t('{0} did not fit the budget.', r.notFitted.length));
+    if (n.notFitted) {
+        parts.push(vscode.l10n.t('{0} did not fit the budget.', n.notFitted));
     }
-    if (r.refused.length) {
-        parts.push(vscode.l10n.t('{0} were refused.', r.refused.length));
+    if (n.refused) {
+        parts.push(
+            plural(n.refused, {
+                one: vscode.l10n.t('{0} was refused.', n.refused),
+                other: vscode.l10n.t('{0} were refused.', n.refused),
+            }),
+        );
     }
     return parts.join(' ');
 }

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { budgetLevel, BudgetLevel, entryLabel, fileName, percent } from './common/budget';
+import { budgetLevel, BudgetLevel, entryLabel, fileName, percent, ShownFigure, shownFigure } from './common/budget';
+import { plural } from './common/plural';
 import { sameFolder } from './common/folders';
 import { contextFilePath } from './contextFiles';
 import { FolderMemory, MemoryModel } from './memoryModel';
@@ -24,6 +25,8 @@ export interface StoreNode {
     store: StoreState;
     /** Live vs the current chat session's snapshot; absent when there is nothing to mark. */
     marks?: StoreMarks;
+    /** The figure shown: the unsaved buffer's while the file has unsaved edits, else the disk's (absent: disk). */
+    figure?: ShownFigure;
 }
 
 export interface EntryNode {
@@ -97,8 +100,11 @@ export function storeTreeItem(node: StoreNode, nearShare: number): vscode.TreeIt
         item.contextValue = 'myAgent.store.unavailable';
         return item;
     }
-    const level = budgetLevel(s.used, s.limit, nearShare);
-    item.description = `${s.used}/${s.limit} (${percent(s.used, s.limit)}%)`;
+    const f = node.figure ?? shownFigure(s);
+    const level = budgetLevel(f.used, f.limit, nearShare);
+    const figure = `${f.used}/${f.limit} (${percent(f.used, f.limit)}%)`;
+    // "unsaved" first: a narrow view clips the end of the description, never the label.
+    item.description = f.unsaved ? vscode.l10n.t('unsaved · {0}', figure) : figure;
     item.iconPath = levelIcon(level);
     const status =
         level === 'over'
@@ -106,7 +112,25 @@ export function storeTreeItem(node: StoreNode, nearShare: number): vscode.TreeIt
             : level === 'near'
               ? vscode.l10n.t('Near budget')
               : vscode.l10n.t('Within budget');
-    item.tooltip = `${s.path}\n${vscode.l10n.t('{0}/{1} characters, {2} entries. {3}', s.used, s.limit, s.entries.length, status)}`;
+    const n = s.entries.length;
+    const lines = [
+        s.path,
+        plural(n, {
+            one: vscode.l10n.t('{0}/{1} characters, {2} entry. {3}', f.used, f.limit, n, status),
+            other: vscode.l10n.t('{0}/{1} characters, {2} entries. {3}', f.used, f.limit, n, status),
+        }),
+    ];
+    if (f.unsaved && f.disk) {
+        lines.push(
+            vscode.l10n.t(
+                'Unsaved edits: this is the editor\'s figure, the one its diagnostics show. On disk: {0}/{1} ({2}%).',
+                f.disk.used,
+                f.disk.limit,
+                percent(f.disk.used, f.disk.limit),
+            ),
+        );
+    }
+    item.tooltip = lines.join('\n');
     item.contextValue = 'myAgent.store';
     item.command = {
         command: 'myAgent.memory.openEntry',
@@ -120,19 +144,22 @@ export function entryTreeItem(node: EntryNode): vscode.TreeItem {
     const item = new vscode.TreeItem(entryLabel(node.text) || vscode.l10n.t('(empty entry)'));
     item.id = `${node.folderUri}|${node.target}|${node.index}`;
     item.tooltip = node.text;
-    const lines = node.text.includes('\n') ? vscode.l10n.t('{0} lines', node.text.split('\n').length) : undefined;
+    const count = node.text.split('\n').length;
+    const lines = count > 1 ? vscode.l10n.t('{0} lines', count) : undefined; // never 1: a one-line entry says nothing
     item.description = lines;
     item.contextValue = 'myAgent.entry';
     item.iconPath = new vscode.ThemeIcon('symbol-string');
     item.accessibilityInformation = { label: node.text.slice(0, 500) };
     if (node.fresh) {
-        const mark = vscode.l10n.t('new · not in this chat');
-        item.description = lines ? `${lines} · ${mark}` : mark;
+        // The mark leads the label (highlighted), so a narrow view that clips the description still shows it.
+        const mark = vscode.l10n.t('new');
+        const why = vscode.l10n.t('not in this chat');
+        item.label = markedLabel(mark, entryLabel(node.text) || vscode.l10n.t('(empty entry)'));
+        item.description = lines ? `${why} · ${lines}` : why;
         item.tooltip = `${node.text}\n\n${vscode.l10n.t(
             'Added after the current chat started: that chat does not see it. The agent sees it after New Chat.',
         )}`;
-        item.accessibilityInformation = { label: `${node.text.slice(0, 500)} (${mark})` };
-        // The icon carries the mark too: a narrow view clips the description after a long label.
+        item.accessibilityInformation = { label: `${mark}, ${why}: ${node.text.slice(0, 500)}` };
         item.iconPath = new vscode.ThemeIcon('diff-added', new vscode.ThemeColor('gitDecoration.addedResourceForeground'));
     }
     item.command = {
@@ -145,17 +172,23 @@ export function entryTreeItem(node: EntryNode): vscode.TreeItem {
 
 /** An entry the current chat still sees although it is gone from the file: muted, no edit actions. */
 export function removedTreeItem(node: RemovedNode): vscode.TreeItem {
-    const item = new vscode.TreeItem(entryLabel(node.text) || vscode.l10n.t('(empty entry)'));
+    const mark = vscode.l10n.t('removed');
+    const why = vscode.l10n.t('still in this chat');
+    const item = new vscode.TreeItem(markedLabel(mark, entryLabel(node.text) || vscode.l10n.t('(empty entry)')));
     item.id = `${node.folderUri}|${node.target}|removed|${node.index}`;
-    const mark = vscode.l10n.t('removed · still in this chat');
-    item.description = mark;
+    item.description = why;
     item.tooltip = `${node.text}\n\n${vscode.l10n.t(
         'Removed from the file, but the agent in the current chat still sees it until New Chat.',
     )}`;
     item.contextValue = 'myAgent.entry.removed';
     item.iconPath = new vscode.ThemeIcon('history', new vscode.ThemeColor('disabledForeground'));
-    item.accessibilityInformation = { label: `${node.text.slice(0, 500)} (${mark})` };
+    item.accessibilityInformation = { label: `${mark}, ${why}: ${node.text.slice(0, 500)}` };
     return item;
+}
+
+/** `new · <first line>` with the mark highlighted: short and first, where no view width can clip it. */
+export function markedLabel(mark: string, text: string): vscode.TreeItemLabel {
+    return { label: `${mark} · ${text}`, highlights: [[0, mark.length]] };
 }
 
 export function contextGroupItem(node: ContextGroupNode): vscode.TreeItem {
@@ -213,7 +246,11 @@ export function contextGroupNode(fm: FolderMemory, snapshot?: ChatSnapshotResult
     return { kind: 'contextGroup', folderUri, folderPath: fm.folder.uri.fsPath, files };
 }
 
-export function storeNodes(fm: FolderMemory, snapshot?: ChatSnapshotResult): MemoryNode[] {
+export function storeNodes(
+    fm: FolderMemory,
+    snapshot?: ChatSnapshotResult,
+    figureOf?: (s: StoreState) => ShownFigure,
+): MemoryNode[] {
     if (fm.error) {
         return [{ kind: 'message', text: fm.error, error: true }];
     }
@@ -222,7 +259,13 @@ export function storeNodes(fm: FolderMemory, snapshot?: ChatSnapshotResult): Mem
     }
     const folderUri = fm.folder.uri.toString();
     const marks = folderMarks(folderUri, fm.stores, snapshot);
-    const nodes: MemoryNode[] = fm.stores.map((store) => ({ kind: 'store', folderUri, store, marks: marks.get(store.target) }));
+    const nodes: MemoryNode[] = fm.stores.map((store) => ({
+        kind: 'store',
+        folderUri,
+        store,
+        marks: marks.get(store.target),
+        figure: figureOf?.(store),
+    }));
     const group = contextGroupNode(fm, snapshot);
     return group ? [...nodes, group] : nodes;
 }
@@ -298,13 +341,13 @@ export class MemoryTreeProvider implements vscode.TreeDataProvider<MemoryNode>, 
         if (!node) {
             const folders = this.model.list();
             if (folders.length === 1) {
-                return storeNodes(folders[0], this.model.snapshot);
+                return storeNodes(folders[0], this.model.snapshot, (s) => this.model.figure(s));
             }
             return folders.map((fm) => ({ kind: 'folder', folder: fm.folder }));
         }
         if (node.kind === 'folder') {
             const fm = this.model.list().find((f) => f.folder.uri.toString() === node.folder.uri.toString());
-            return fm ? storeNodes(fm, this.model.snapshot) : [];
+            return fm ? storeNodes(fm, this.model.snapshot, (s) => this.model.figure(s)) : [];
         }
         if (node.kind === 'store') {
             return entryNodes(node);

@@ -21,6 +21,7 @@ export const Methods = {
     memoryEdit: 'myAgent/memory/edit',
     memoryUndo: 'myAgent/memory/undo',
     memoryLog: 'myAgent/memory/log',
+    memoryBuffer: 'myAgent/memory/buffer',
     memoryChanged: 'myAgent/memory/changed',
     chatStart: 'myAgent/chat/start',
     chatSend: 'myAgent/chat/send',
@@ -136,6 +137,14 @@ export interface MemoryLogParams extends FolderParams {
     limit?: number;
 }
 
+/** One entry-level change of a journal record; `*Blocked`: the safety scanner blocks that side (never quoted). */
+export interface JournalChange {
+    before: string | null;
+    after: string | null;
+    beforeBlocked: boolean;
+    afterBlocked: boolean;
+}
+
 export interface JournalEntry {
     id: string;
     time: string;
@@ -144,10 +153,25 @@ export interface JournalEntry {
     author: string;
     before?: string | null;
     after?: string | null;
+    /** Absent from an older server: the editor then names the change without quoting it. */
+    changes?: JournalChange[];
 }
 
 export interface MemoryLogResult {
     entries: JournalEntry[];
+}
+
+export interface MemoryBufferParams {
+    uri: string;
+}
+
+/** `myAgent/memory/buffer`: an open memory file's figure as the editor holds it (null when it is not open). */
+export interface MemoryBufferResult {
+    uri: string;
+    version: number | null;
+    target: Target;
+    used: number;
+    limit: number;
 }
 
 export interface MemoryChangedParams {

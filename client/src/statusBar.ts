@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { budgetLevel, BudgetLevel, fileName, percent, worst } from './common/budget';
+import { budgetLevel, BudgetLevel, fileName, percent, ShownFigure, shownFigure, worst } from './common/budget';
 import { activeFolder } from './common/folders';
 import { MemoryModel } from './memoryModel';
 import { StoreState } from './protocol';
@@ -16,8 +16,31 @@ function shortName(target: string, figure: string): string {
     return target === 'memory' ? vscode.l10n.t('Memory {0}', figure) : vscode.l10n.t('User {0}', figure);
 }
 
-/** What the item shows for a folder's stores (pure; unit-tested). */
-export function statusView(stores: readonly StoreState[], nearShare: number, folderName?: string): StatusView {
+/** A store's figure line of the tooltip: `MEMORY.md: 2398/2200 (109%)`, and where it comes from when unsaved. */
+export function figureLine(target: string, f: ShownFigure): string {
+    const line = `${fileName(target)}: ${f.used}/${f.limit} (${percent(f.used, f.limit)}%)`;
+    if (!f.unsaved || !f.disk) {
+        return line;
+    }
+    return vscode.l10n.t(
+        '{0}, unsaved edits in the editor (on disk: {1}/{2}, {3}%)',
+        line,
+        f.disk.used,
+        f.disk.limit,
+        percent(f.disk.used, f.disk.limit),
+    );
+}
+
+/**
+ * What the item shows for a folder's stores (pure; unit-tested). `figureOf` gives each store's one figure: the
+ * unsaved buffer's while the file has unsaved edits (labelled), else the disk's.
+ */
+export function statusView(
+    stores: readonly StoreState[],
+    nearShare: number,
+    folderName?: string,
+    figureOf: (s: StoreState) => ShownFigure = (s) => shownFigure(s),
+): StatusView {
     if (stores.length === 0) {
         return { text: '$(notebook) ' + vscode.l10n.t('Memory'), tooltip: vscode.l10n.t('My Agent memory'), level: 'ok' };
     }
@@ -31,10 +54,12 @@ export function statusView(stores: readonly StoreState[], nearShare: number, fol
             levels.push('over');
             continue;
         }
-        const level = budgetLevel(s.used, s.limit, nearShare);
+        const f = figureOf(s);
+        const level = budgetLevel(f.used, f.limit, nearShare);
         levels.push(level);
-        parts.push(shortName(s.target, `${percent(s.used, s.limit)}%`));
-        lines.push(`${fileName(s.target)}: ${s.used}/${s.limit} (${percent(s.used, s.limit)}%)`);
+        const pct = percent(f.used, f.limit);
+        parts.push(shortName(s.target, f.unsaved ? vscode.l10n.t('{0}% unsaved', pct) : `${pct}%`));
+        lines.push(figureLine(s.target, f));
     }
     const level = worst(levels);
     const icon = level === 'over' ? '$(error)' : level === 'near' ? '$(warning)' : '$(notebook)';
@@ -72,7 +97,7 @@ export class MemoryStatusBar implements vscode.Disposable {
             return;
         }
         const fm = this.model.get(folder);
-        const view = statusView(fm?.stores ?? [], this.nearShare(), folder.name);
+        const view = statusView(fm?.stores ?? [], this.nearShare(), folder.name, (s) => this.model.figure(s));
         this.item.text = view.text;
         this.item.tooltip = view.tooltip;
         this.item.accessibilityInformation = { label: view.tooltip.replace(/\n/g, '. ') };

@@ -95,6 +95,10 @@ test('confirmation: says what is added, replaced or removed, in which file of wh
     assert.doesNotMatch(batch.message, /\*\*21\.\*\*/);
     assert.match(batch.message, /and 5 more edits/);
     assert.match(batch.message, /All of them are applied, or none/);
+    const one = lm.confirmation(planCall({ target: 'memory', action: 'remove', operations: ops.slice(0, 21) }), app);
+    assert.match(one.message, /and 1 more edit\\\./, 'one edit, not "1 more edits"');
+    assert.match(lm.quoteBlock('x'.repeat(MAX_QUOTE + 1)), /and 1 more character\\\./);
+    assert.match(lm.quoteBlock('x'.repeat(MAX_QUOTE + 2)), /and 2 more characters\\\./);
 
     const bad = lm.confirmation(planCall({ target: 'everything', action: 'add', content: 'x' }), app);
     assert.match(bad.message, /The tool will refuse this call: \\`target\\` must be "memory" or "user"\\\./);

@@ -157,66 +157,185 @@ test('another writer between the read and the write: nothing is written, the oth
     assert.deepEqual(fs.readdirSync(path.join(dir, '.vscode')), ['mcp.json']);
 });
 
-test('the command: the interpreter the extension resolved, the folder\'s memory path, and what the user is told', async () => {
+const yes = async () => true;
+const no = async () => false;
+const readJson = (p) => JSON.parse(fs.readFileSync(p, 'utf8'));
+
+test('entries: the shared one names no path of this machine; the user one runs this machine\'s interpreter', () => {
+    assert.deepEqual(cfg.portableEntry(), {
+        type: 'stdio',
+        command: 'my-agent',
+        args: ['mcp', '--dir', '${workspaceFolder}/.my_agent_core/memory'],
+    });
+    assert.deepEqual(cfg.portableEntry({ memory: 3000, user: 1375 }).args.slice(3), ['--memory-limit', '3000', '--user-limit', '1375']);
+    assert.deepEqual(cfg.userEntry('/home/u/venv/bin/python'), {
+        type: 'stdio',
+        command: '/home/u/venv/bin/python',
+        args: ['-m', 'my_agent_core', 'mcp', '--dir', '${workspaceFolder}/.my_agent_core/memory'],
+    });
+});
+
+test('the command: with my-agent on PATH, .vscode/mcp.json gets the portable entry, no path of this machine', async () => {
     vscode.__test.reset();
     const dir = tmpFolder();
     vscode.__test.state.folders = [vscode.__test.folder(dir, 'proj')];
-    let started = 0;
-    const server = {
-        python: undefined,
-        ready: async () => {
-            started++;
-            server.python = '/home/u/.vscode/globalStorage/python-env/bin/python';
-        },
-    };
-    await addMemoryServerToWorkspace(server);
-    assert.equal(started, 1, 'the server is started so its interpreter is known');
-    const parsed = JSON.parse(fs.readFileSync(path.join(dir, '.vscode', 'mcp.json'), 'utf8'));
-    assert.deepEqual(parsed.servers['my-agent-memory'], {
+    const server = { python: '/home/u/.vscode/globalStorage/python-env/bin/python', ready: async () => undefined };
+    await addMemoryServerToWorkspace(server, yes);
+    const text = fs.readFileSync(path.join(dir, '.vscode', 'mcp.json'), 'utf8');
+    assert.deepEqual(JSON.parse(text).servers['my-agent-memory'], {
         type: 'stdio',
-        command: '/home/u/.vscode/globalStorage/python-env/bin/python',
-        args: ['-m', 'my_agent_core', 'mcp', '--dir', path.join(dir, '.my_agent_core', 'memory')],
+        command: 'my-agent',
+        args: ['mcp', '--dir', '${workspaceFolder}/.my_agent_core/memory'],
     });
+    assert.ok(!text.includes(dir) && !text.includes('python-env') && !text.includes(os.homedir()), text);
     assert.match(vscode.__test.state.messages.at(-1).text, /Added "my-agent-memory" to \.vscode\/mcp\.json of proj/);
+    assert.equal(vscode.__test.state.messages.filter((m) => m.rest?.[0]?.modal).length, 0, 'no question asked');
 
-    // Another interpreter now: the user is asked (modal), and declining changes nothing.
-    server.ready = async () => {
-        server.python = '/usr/bin/python3';
-    };
+    // An older entry with this machine's interpreter and folder: the user is asked (modal), declining keeps it.
+    fs.writeFileSync(path.join(dir, '.vscode', 'mcp.json'), JSON.stringify({ servers: { 'my-agent-memory': cfg.mcpEntry('/usr/bin/python3', path.join(dir, '.my_agent_core', 'memory')) } }));
     const before = fs.readFileSync(path.join(dir, '.vscode', 'mcp.json'), 'utf8');
     vscode.__test.state.answers = [undefined];
-    await addMemoryServerToWorkspace(server);
+    await addMemoryServerToWorkspace(server, yes);
     const ask = vscode.__test.state.messages.at(-1);
     assert.equal(ask.kind, 'warning');
     assert.match(ask.text, /already has a server named "my-agent-memory" with another command/);
     assert.equal(ask.rest[0].modal, true);
-    assert.match(ask.rest[0].detail, /python-env\/bin\/python[\s\S]*\/usr\/bin\/python3/);
+    assert.match(ask.rest[0].detail, /\/usr\/bin\/python3[\s\S]*"my-agent"/);
     assert.equal(fs.readFileSync(path.join(dir, '.vscode', 'mcp.json'), 'utf8'), before);
     vscode.__test.state.answers = ['Replace'];
-    await addMemoryServerToWorkspace(server);
-    assert.equal(JSON.parse(fs.readFileSync(path.join(dir, '.vscode', 'mcp.json'), 'utf8')).servers['my-agent-memory'].command, '/usr/bin/python3');
+    await addMemoryServerToWorkspace(server, yes);
+    assert.equal(readJson(path.join(dir, '.vscode', 'mcp.json')).servers['my-agent-memory'].command, 'my-agent');
 
     // Unsaved edits of mcp.json in the editor: refused, so none of them is lost.
+    fs.writeFileSync(path.join(dir, '.vscode', 'mcp.json'), before);
     vscode.__test.state.textDocuments = [{ uri: vscode.Uri.file(path.join(dir, '.vscode', 'mcp.json')), isDirty: true }];
-    server.ready = async () => {
-        server.python = '/other/python';
-    };
-    await addMemoryServerToWorkspace(server);
+    await addMemoryServerToWorkspace(server, yes);
     assert.match(vscode.__test.state.messages.at(-1).text, /unsaved changes/);
-    assert.equal(JSON.parse(fs.readFileSync(path.join(dir, '.vscode', 'mcp.json'), 'utf8')).servers['my-agent-memory'].command, '/usr/bin/python3');
+    assert.equal(fs.readFileSync(path.join(dir, '.vscode', 'mcp.json'), 'utf8'), before);
     vscode.__test.reset();
 });
 
-test('the command refuses Restricted Mode and a server that never started, and writes nothing', async () => {
+test('the command: without my-agent on PATH it offers the user\'s own configuration or the shared file anyway', async () => {
+    vscode.__test.reset();
+    const dir = tmpFolder();
+    vscode.__test.state.folders = [vscode.__test.folder(dir, 'proj')];
+    const server = { python: '/home/u/venv/bin/python', ready: async () => undefined };
+    // Dismissed: nothing written anywhere.
+    vscode.__test.state.answers = [undefined];
+    await addMemoryServerToWorkspace(server, no);
+    const ask = vscode.__test.state.messages.at(-1);
+    assert.equal(ask.rest[0].modal, true);
+    assert.match(ask.text, /"my-agent" is not on your PATH/);
+    assert.deepEqual(ask.rest.slice(1), ['Add to My MCP Configuration', 'Write the Shared File Anyway']);
+    assert.match(ask.rest[0].detail, /shared with everyone who clones proj/);
+    assert.equal(fs.existsSync(path.join(dir, '.vscode')), false);
+    assert.deepEqual(vscode.__test.state.updates, []);
+    // The shared file anyway: the portable entry, for teammates who install my-agent-core.
+    vscode.__test.state.answers = ['Write the Shared File Anyway'];
+    await addMemoryServerToWorkspace(server, no);
+    assert.equal(readJson(path.join(dir, '.vscode', 'mcp.json')).servers['my-agent-memory'].command, 'my-agent');
+    vscode.__test.reset();
+});
+
+test('the user\'s own configuration: VS Code 1.102+ opens its mcp.json, which is edited and saved (one undo step)', async () => {
+    vscode.__test.reset();
+    const dir = tmpFolder();
+    vscode.__test.state.folders = [vscode.__test.folder(dir, 'proj')];
+    const userJson = vscode.Uri.file('/home/u/.config/Code/User/mcp.json');
+    const original = '{\n  // mine\n  "servers": {\n    "other": { "command": "x" }\n  },\n  "inputs": []\n}\n';
+    const doc = vscode.__test.memoryDocument(userJson, original);
+    vscode.__test.state.knownCommands = ['workbench.mcp.openUserMcpJson'];
+    vscode.__test.state.commandHandlers['workbench.mcp.openUserMcpJson'] = () => {
+        vscode.__test.state.textDocuments = [doc];
+        vscode.__test.state.activeEditor = { document: doc };
+    };
+    vscode.__test.state.answers = ['Add to My MCP Configuration'];
+    await addMemoryServerToWorkspace({ python: '/home/u/venv/bin/python', ready: async () => undefined }, no);
+    assert.equal(vscode.__test.state.appliedEdits.length, 1, 'one edit: one undo step');
+    assert.equal(doc.saved, 1);
+    const parsed = parse(doc.text);
+    assert.deepEqual(parsed.servers['my-agent-memory'], cfg.userEntry('/home/u/venv/bin/python'));
+    assert.deepEqual(parsed.servers.other, { command: 'x' });
+    assert.ok(doc.text.includes('// mine'), 'comments kept');
+    assert.match(vscode.__test.state.messages.at(-1).text, /Added "my-agent-memory" to your MCP configuration/);
+    assert.equal(fs.existsSync(path.join(dir, '.vscode')), false, 'the shared file is not touched');
+
+    // Again: nothing to do. With unsaved edits in that file: refused, nothing changed.
+    vscode.__test.state.answers = ['Add to My MCP Configuration'];
+    await addMemoryServerToWorkspace({ python: '/home/u/venv/bin/python', ready: async () => undefined }, no);
+    assert.match(vscode.__test.state.messages.at(-1).text, /already runs this memory server/);
+    doc.isDirty = true;
+    const text = doc.text;
+    vscode.__test.state.answers = ['Add to My MCP Configuration'];
+    await addMemoryServerToWorkspace({ python: '/other/python', ready: async () => undefined }, no);
+    assert.match(vscode.__test.state.messages.at(-1).text, /Could not update your MCP configuration: your mcp\.json has unsaved changes/);
+    assert.equal(doc.text, text);
+    vscode.__test.reset();
+});
+
+test('the user\'s own configuration: VS Code 1.100-1.101 keeps it in the "mcp" user setting, merged', async () => {
+    vscode.__test.reset();
+    const dir = tmpFolder();
+    vscode.__test.state.folders = [vscode.__test.folder(dir, 'proj')];
+    vscode.__test.state.globalConfig.mcp = { servers: { other: { command: 'x' } }, inputs: [{ id: 'k' }] };
+    vscode.__test.state.answers = ['Add to My MCP Configuration'];
+    await addMemoryServerToWorkspace({ python: '/home/u/venv/bin/python', ready: async () => undefined }, no);
+    const [u] = vscode.__test.state.updates;
+    assert.equal(u.key, 'mcp');
+    assert.equal(u.target, vscode.ConfigurationTarget.Global, 'the user settings, never the workspace\'s');
+    assert.deepEqual(u.value, {
+        servers: { other: { command: 'x' }, 'my-agent-memory': cfg.userEntry('/home/u/venv/bin/python') },
+        inputs: [{ id: 'k' }],
+    });
+    // Another interpreter later: asked first; declined, nothing written.
+    vscode.__test.state.answers = ['Add to My MCP Configuration', undefined];
+    await addMemoryServerToWorkspace({ python: '/usr/bin/python3', ready: async () => undefined }, no);
+    assert.match(vscode.__test.state.messages.at(-1).text, /Your MCP configuration already has a server named "my-agent-memory"/);
+    assert.equal(vscode.__test.state.updates.length, 1);
+    // The interpreter is not known (the server did not start): an error, nothing written.
+    vscode.__test.state.answers = ['Add to My MCP Configuration'];
+    await addMemoryServerToWorkspace({ python: undefined, ready: async () => undefined }, no);
+    assert.match(vscode.__test.state.messages.at(-1).text, /interpreter that runs the memory server is not known/);
+    assert.equal(vscode.__test.state.updates.length, 1);
+    // A setting that is not an object is left alone.
+    vscode.__test.state.globalConfig.mcp = 'junk';
+    vscode.__test.state.answers = ['Add to My MCP Configuration'];
+    await addMemoryServerToWorkspace({ python: '/p', ready: async () => undefined }, no);
+    assert.match(vscode.__test.state.messages.at(-1).text, /cannot be edited safely \(the "mcp" setting is not an object\)/);
+    assert.equal(vscode.__test.state.updates.length, 1);
+    vscode.__test.reset();
+});
+
+test('the probe: a my-agent on PATH that serves MCP counts; another program of that name, or none, does not', { skip: process.platform === 'win32' }, async (t) => {
+    const { probePortableCommand } = require('../../client/out/lm/mcpCommand.js');
+    const bin = tmpFolder();
+    const saved = process.env.PATH;
+    t.after(() => {
+        process.env.PATH = saved;
+    });
+    const script = (body) => {
+        fs.writeFileSync(path.join(bin, 'my-agent'), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+    };
+    process.env.PATH = bin;
+    assert.equal(await probePortableCommand(), false, 'not on PATH');
+    script('echo "usage: my-agent mcp [--dir PATH]"');
+    assert.equal(await probePortableCommand(), true);
+    script('echo "some other my-agent"');
+    assert.equal(await probePortableCommand(), false);
+    script('echo "--dir"; exit 3');
+    assert.equal(await probePortableCommand(), false, 'a failing command does not count');
+});
+
+test('the command refuses Restricted Mode before anything else, and writes nothing', async () => {
     vscode.__test.reset();
     const dir = tmpFolder();
     vscode.__test.state.folders = [vscode.__test.folder(dir, 'proj')];
     vscode.__test.state.trusted = false;
-    await addMemoryServerToWorkspace({ python: PY, ready: async () => undefined });
+    let probed = 0;
+    await addMemoryServerToWorkspace({ python: PY, ready: async () => undefined }, async () => (probed++, true));
     assert.match(vscode.__test.state.messages.at(-1).text, /Trust this workspace first/);
-    vscode.__test.state.trusted = true;
-    await addMemoryServerToWorkspace({ python: undefined, ready: async () => undefined });
-    assert.match(vscode.__test.state.messages.at(-1).text, /interpreter that runs the memory server is not known/);
+    assert.equal(probed, 0);
     assert.equal(fs.existsSync(path.join(dir, '.vscode')), false);
+    assert.deepEqual(vscode.__test.state.updates, []);
     vscode.__test.reset();
 });

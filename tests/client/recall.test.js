@@ -66,6 +66,9 @@ test('search: asks the folder\'s archive, lists the items, says how many and whe
     const rows = t.recall.getChildren();
     assert.equal(rows.length, 2);
     assert.match(t.surface.message, /2 results for "tests" in app \(archive\)/);
+    const one = setup({ [Methods.recallSearch]: async () => ({ provider: 'archive', items: [turn] }) });
+    await one.recall.search(one.folder, 'tests');
+    assert.equal(one.surface.message, '1 result for "tests" in app (archive).', 'one result, not "1 results"');
     const row = t.recall.getTreeItem(rows[0]);
     assert.equal(row.label, 'How do we run the tests?');
     assert.match(row.description, /^past chat turn · /);
@@ -129,11 +132,39 @@ test('open: the full item from recall/get, shown as a read-only document with wh
     assert.deepEqual(t.calls[1], { method: 'myAgent/recall/get', params: { folder: 'file:///w/app', id: 't1' } });
     const uri = vscode.__test.state.opened.at(-1);
     assert.equal(uri.scheme, 'my-agent-doc');
-    assert.equal(uri.path, '/recall/app/t1.md');
+    // The tab shows the document's name: the item's first line (not "t1.md"); folder and id keep it unique.
+    assert.equal(uri.path, '/recall/app/t1/How do we run the tests?');
     const text = t.docs.provideTextDocumentContent(uri);
     assert.match(text, /^# Recalled from the archive of app\n\npast chat turn · .+ · session 3\n\n/);
     assert.ok(text.includes(full.text), 'the archived text exactly as stored');
     assert.equal(vscode.__test.state.shownDocs.at(-1).options.preview, true);
+});
+
+test('an opened item\'s tab title: its first line, bounded, no path separators or controls; else date and kind', () => {
+    const title = (text, time = 1764547200, kind = 'turn') => items.recallTitle({ id: 'x', kind, text, time, score: 0 }, `Recall: ${items.isoDay(time)} ${kind}`);
+    assert.equal(title('\n  Tests run with uv run pytest -q\nmore'), 'Tests run with uv run pytest -q');
+    assert.equal(title('a/b\\c\u202e\u0007 d'), 'a b c d');
+    const long = title('😀'.repeat(100));
+    assert.equal(Array.from(long).length, items.TITLE_MAX);
+    assert.ok(long.endsWith('…'));
+    assert.equal(title('', 1764547200, 'removed'), 'Recall: 2025-12-01 removed');
+    assert.equal(title(' .. \n', 1764547200), 'Recall: 2025-12-01 turn', 'a title of dots would be a path step');
+});
+
+test('two items with the same first line open as two documents', async () => {
+    const twin = { ...turn, id: 't2' };
+    const t = setup({
+        [Methods.recallSearch]: async () => ({ provider: 'archive', items: [turn, twin] }),
+        [Methods.recallGet]: async (p) => ({ item: p.id === 't1' ? turn : { ...twin, text: twin.text + '\nthe other one' } }),
+    });
+    await t.recall.search(t.folder, 'tests');
+    const [a, b] = t.recall.getChildren();
+    await t.recall.open(a);
+    await t.recall.open(b);
+    const [ua, ub] = vscode.__test.state.opened.slice(-2);
+    assert.notEqual(ua.toString(), ub.toString());
+    assert.ok(t.docs.provideTextDocumentContent(ub).includes('the other one'));
+    assert.ok(!t.docs.provideTextDocumentContent(ua).includes('the other one'));
 });
 
 test('open: an item deleted meanwhile is dropped from the list; a failing get falls back to the search text', async () => {

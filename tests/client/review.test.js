@@ -143,7 +143,7 @@ test('import from the explorer: the folder-relative path goes to memory/import; 
     assert.deepEqual(t.states, [full.state]);
     const note = vscode.__test.state.messages.at(-1);
     assert.equal(note.kind, 'warning', 'something was left over: a warning, not an all-is-well note');
-    assert.equal(note.text, 'Imported 2 entries from CLAUDE.md. 1 were already in memory. 1 did not fit the budget. 1 were refused.');
+    assert.equal(note.text, 'Imported 2 entries from CLAUDE.md. 1 was already in memory. 1 did not fit the budget. 1 was refused.');
     assert.deepEqual(note.rest, ['Show Details']);
 });
 

@@ -161,9 +161,19 @@ const state = {
     shownDocs: [],
     /** Tools registered with vscode.lm.registerTool, by name. */
     tools: new Map(),
+    /** Settings written with WorkspaceConfiguration.update: {key, value, target}. */
+    updates: [],
+    /** Extra command ids commands.getCommands lists (e.g. ones a newer VS Code has). */
+    knownCommands: [],
+    /** What executeCommand(id) does for a command id (a function of its arguments). */
+    commandHandlers: {},
+    /** Workspace edits applied with workspace.applyEdit. */
+    appliedEdits: [],
+    /** Editor tabs (window.tabGroups.all[0].tabs): each `{input: {uri} | {original, modified}}`; undefined: no tabGroups. */
+    tabs: undefined,
 };
 
-const docEvents = { open: new EventEmitter(), change: new EventEmitter(), close: new EventEmitter() };
+const docEvents = { open: new EventEmitter(), change: new EventEmitter(), close: new EventEmitter(), save: new EventEmitter() };
 
 const log = {
     lines: [],
@@ -188,8 +198,58 @@ function configuration(section) {
             workspaceValue: state.config[full(key)],
             defaultValue: undefined,
         }),
-        update: async () => undefined,
+        update: async (key, value, target) => {
+            state.updates.push({ key: full(key), value, target });
+            if (target === 1) {
+                state.globalConfig[full(key)] = value;
+            }
+        },
     };
+}
+
+class Position {
+    constructor(line, character) {
+        this.line = line;
+        this.character = character;
+    }
+}
+
+class Range {
+    constructor(start, end) {
+        this.start = start;
+        this.end = end;
+    }
+}
+
+class WorkspaceEdit {
+    constructor() {
+        this.edits = [];
+    }
+    replace(uri, range, newText) {
+        this.edits.push({ uri, range, newText });
+    }
+}
+
+/** A text document held in memory: offsets as positions (line 0), edits applied by workspace.applyEdit. */
+function memoryDocument(uri, text, over = {}) {
+    const doc = {
+        uri,
+        text,
+        isDirty: false,
+        isClosed: false,
+        version: 1,
+        languageId: 'json',
+        saved: 0,
+        getText: () => doc.text,
+        positionAt: (offset) => new Position(0, offset),
+        save: async () => {
+            doc.saved++;
+            doc.isDirty = false;
+            return true;
+        },
+        ...over,
+    };
+    return doc;
 }
 
 const message = (kind) => async (text, ...rest) => {
@@ -213,6 +273,10 @@ const stub = {
     CancellationError,
     Disposable,
     CancellationTokenSource,
+    Position,
+    Range,
+    WorkspaceEdit,
+    ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
     StatusBarAlignment: { Left: 1, Right: 2 },
     ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     ViewColumn: { Active: -1, Beside: -2, One: 1 },
@@ -246,6 +310,7 @@ const stub = {
         onDidOpenTextDocument: docEvents.open.event,
         onDidChangeTextDocument: docEvents.change.event,
         onDidCloseTextDocument: docEvents.close.event,
+        onDidSaveTextDocument: docEvents.save.event,
         fs: {
             stat: async (uri) => {
                 if (!state.existing.has(uri.fsPath)) {
@@ -259,6 +324,18 @@ const stub = {
         onDidGrantWorkspaceTrust: () => new Disposable(),
         createFileSystemWatcher: () => ({ dispose: () => undefined }),
         findFiles: async () => state.found,
+        applyEdit: async (edit) => {
+            for (const e of edit.edits) {
+                const doc = state.textDocuments.find((d) => d.uri.toString() === e.uri.toString());
+                if (!doc || e.range.start.line !== 0 || e.range.end.line !== 0) {
+                    return false;
+                }
+                doc.text = doc.text.slice(0, e.range.start.character) + e.newText + doc.text.slice(e.range.end.character);
+                doc.isDirty = true;
+                state.appliedEdits.push(e);
+            }
+            return true;
+        },
         openTextDocument: async (uri) => {
             state.opened.push(uri);
             return { uri, isDirty: false, getText: () => '' };
@@ -275,12 +352,18 @@ const stub = {
         },
         withProgress: async (_opts, task) => task({ report: () => undefined }, { isCancellationRequested: false }),
         get activeTextEditor() {
+            if (state.activeEditor?.document) {
+                return { document: state.activeEditor.document, selections: [] };
+            }
             if (state.activeEditor) {
                 return { document: { uri: state.activeEditor.uri }, selections: state.activeEditor.selections ?? [] };
             }
             return state.activeUri ? { document: { uri: state.activeUri }, selections: [] } : undefined;
         },
         visibleTextEditors: [],
+        get tabGroups() {
+            return state.tabs ? { all: [{ tabs: state.tabs }] } : undefined;
+        },
         onDidChangeActiveTextEditor: () => new Disposable(),
         createStatusBarItem: () => ({ show() {}, hide() {}, dispose() {} }),
         showQuickPick: async (items, options) => {
@@ -305,14 +388,18 @@ const stub = {
             return new Disposable(() => state.tools.delete(name));
         },
     },
+    languages: {
+        setTextDocumentLanguage: async (doc) => doc,
+    },
     LanguageModelTextPart,
     LanguageModelToolResult,
     commands: {
         registerCommand: () => new Disposable(),
         executeCommand: async (id, ...args) => {
             state.commands.push({ id, args });
-            return undefined;
+            return state.commandHandlers[id]?.(...args);
         },
+        getCommands: async () => [...state.knownCommands],
     },
     __test: {
         state,
@@ -336,6 +423,11 @@ const stub = {
             state.opened = [];
             state.shownDocs = [];
             state.tools = new Map();
+            state.tabs = undefined;
+            state.updates = [];
+            state.knownCommands = [];
+            state.commandHandlers = {};
+            state.appliedEdits = [];
             log.lines = [];
         },
         docEvents,
@@ -355,6 +447,7 @@ const stub = {
                 keys: () => [...values.keys()],
             };
         },
+        memoryDocument,
         folder(fsPath, name, index = 0) {
             return { uri: Uri.file(fsPath), name: name ?? path.basename(fsPath), index };
         },

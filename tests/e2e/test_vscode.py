@@ -364,6 +364,90 @@ def test_memory_view_lists_the_entries(vscode: Session) -> None:
     assert any("MEMORY.md" in r and figure in r for r in rows), (figure, rows)
 
 
+def test_unsaved_edits_show_one_figure_labelled(vscode: Session) -> None:
+    """While MEMORY.md has unsaved edits, the status bar and the Memory view show the editor's figure (the
+    code lens's), labelled "unsaved", with the disk's in the tooltip; reverted, the disk's figure again."""
+    s = vscode
+    disk = memory_show(s.workspace)
+    open_view(s, "myAgent.memory")
+    s.js("await h.openFile(args.rel)", rel=MEMORY_REL)
+    s.js(
+        """await page.keyboard.press('Control+End');
+           await page.keyboard.type(' and a note typed into the editor but not saved yet');
+           await page.keyboard.press('Control+Home');"""
+    )
+
+    def lens_figure() -> tuple[int, int, int] | None:
+        for t in s.js(CODE_LENSES) or []:  # type: ignore[union-attr]
+            m = re.search(r"([\d,]+) / ([\d,]+) chars · (\d+)%", t)
+            if m and int(m.group(1).replace(",", "")) != disk["used"]:
+                return (
+                    int(m.group(1).replace(",", "")),
+                    int(m.group(2).replace(",", "")),
+                    int(m.group(3)),
+                )
+        return None
+
+    used, limit, pct = wait_until(lens_figure, 20, "the code lens to count the unsaved text")  # type: ignore[misc]
+    assert used > disk["used"], (used, disk)
+    unsaved_line = (
+        f"MEMORY.md: {used}/{limit} ({pct}%), unsaved edits in the editor (on disk: {disk['used']}/"
+    )
+    status = wait_until(
+        lambda: [
+            t for t in s.js(STATUS_TEXTS) if f"Memory {pct}% unsaved" in t and unsaved_line in t
+        ],  # type: ignore[union-attr]
+        20,
+        f"the status bar to show the editor's {pct}%, labelled unsaved",
+    )
+    rows = wait_until(
+        lambda: [r for r in memory_view_rows(s) or [] if f"unsaved · {used}/{limit} ({pct}%)" in r],
+        20,
+        "the Memory view's MEMORY.md row to show the same figure, labelled unsaved",
+    )
+    s.shot("unsaved-one-figure")
+    # The label is drawn in full at the side bar's normal width (the end of the figure may be clipped).
+    label = s.js(
+        """
+        const pane = page.locator('.pane').filter({
+          has: page.locator('.pane-header', { hasText: new RegExp(args.name, 'i') }) }).first();
+        const row = pane.locator('.monaco-list-row', { hasText: 'MEMORY.md' }).first();
+        return await row.evaluate((r) => {
+          const d = r.querySelector('.label-description');
+          const box = r.querySelector('.monaco-icon-label-container').getBoundingClientRect();
+          const range = document.createRange();
+          range.setStart(d.firstChild, 0);
+          range.setEnd(d.firstChild, 'unsaved'.length);
+          const word = range.getBoundingClientRect();
+          return { text: range.toString(), right: word.right, limit: box.right, width: word.width };
+        });
+        """,
+        name=view_name("myAgent.memory"),
+    )
+    assert isinstance(label, dict) and label["text"] == "unsaved", label
+    assert label["width"] > 0 and label["right"] <= label["limit"], label
+    print(f"[e2e] status bar with unsaved edits: {status[0].split(' || ')[-1].strip()!r}")
+    assert rows and "MEMORY.md" in rows[0], rows
+    # Reverted: the disk's figure everywhere, unlabelled.
+    s.palette("File: Revert File")
+    disk_pct = round(disk["used"] * 100 / disk["limit"])
+    wait_until(
+        lambda: (
+            (t := s.js(STATUS_TEXTS))
+            and any(f"Memory {disk_pct}%" in x and "unsaved" not in x for x in t)  # type: ignore[union-attr]
+            and any(f"MEMORY.md: {disk['used']}/{disk['limit']}" in x for x in t)  # type: ignore[union-attr]
+        ),
+        20,
+        "the status bar to show the disk's figure again after Revert",
+    )
+    wait_until(
+        lambda: (r := memory_view_rows(s)) and not any("unsaved" in x for x in r),
+        20,
+        "the Memory view to show the disk's figure again after Revert",
+    )
+    assert (s.workspace / MEMORY_REL).read_text(encoding="utf-8").count("not saved yet") == 0
+
+
 ACTIVITY_LABELS = """return await page.locator('.activitybar .action-item .action-label')
     .evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') || ''));"""
 STATUS_TEXTS = """return await page.locator('.statusbar-item').evaluateAll((els) => els.map(
@@ -477,6 +561,22 @@ def test_chat_consolidates_memory_in_one_call_with_frozen_snapshot(
     )
     for entry in replaced:
         assert entry not in text, f"a consolidated entry is still on disk: {entry[:60]!r}"
+    # The chat's memory notice names the change in words (from the journal record of the write).
+    notices = wait_until(
+        lambda: (
+            (
+                t := s.js(
+                    "const f = await h.webviewFrame('textarea');"
+                    " return await f.locator('.notice.memory').allInnerTexts();"
+                )
+            )
+            and any("The agent changed memory: made 3 changes to MEMORY.md." in x for x in t)  # type: ignore[union-attr]
+            and t
+        ),
+        15,
+        "the memory notice to name the change in words",
+    )
+    assert not any("agent:" in x for x in notices), notices  # type: ignore[union-attr]
     for entry in kept:
         assert entry in text, f"the consolidation lost an entry: {entry[:60]!r}"
     store = memory_show(s.workspace)
@@ -512,19 +612,29 @@ def test_chat_consolidates_memory_in_one_call_with_frozen_snapshot(
     assert not any(e in buffer for e in replaced[1:]), "the open MEMORY.md was not reloaded"
     assert "over-budget" not in {f["code"] for f in lint_json(memory_file)}
     # The Memory view shows the merged entry, not the three it replaced, and the new usage. Against the
-    # current chat's frozen snapshot: the merged entry is "new · not in this chat", and the replaced ones
-    # are listed only as "removed · still in this chat" (that session still sees them).
+    # current chat's frozen snapshot: the merged entry's row starts with the mark "new" ("not in this
+    # chat" follows), and the replaced ones are listed only as rows starting with "removed" ("still in
+    # this chat": that session still sees them). The marks lead the label, so no width clips them.
     open_view(s, "myAgent.memory")
     figure = f"{store['used']}/{store['limit']}"
 
+    def shown(row: str) -> str:
+        return row.split(" || ", 1)[-1]  # the row's text, after its accessible label
+
     def consolidated_view() -> list[str] | None:
         rows = memory_view_rows(s) or []
-        live = "\n".join(r for r in rows if "removed · still in this chat" not in r)
+        live = "\n".join(r for r in rows if not shown(r).startswith("removed · "))
         ok = (
-            any(MERGED[:40] in r and "new · not in this chat" in r for r in rows)
+            any(
+                shown(r).startswith("new · ") and MERGED[:40] in r and "not in this chat" in r
+                for r in rows
+            )
             and not any(e[:40] in live for e in replaced)
             and all(
-                any(e[:40] in r and "removed · still in this chat" in r for r in rows)
+                any(
+                    shown(r).startswith("removed · ") and e[:40] in r and "still in this chat" in r
+                    for r in rows
+                )
                 for e in replaced
             )
             and any("MEMORY.md" in r and figure in r for r in rows)
@@ -535,6 +645,26 @@ def test_chat_consolidates_memory_in_one_call_with_frozen_snapshot(
         wait_until(consolidated_view, 20, "the consolidated entry in the Memory view")
     finally:
         s.shot("memory-view-after-chat")
+    # The marks are never cut off: at the side bar's normal width each "new" / "removed" mark is drawn in
+    # full inside the view (a long entry's text is what gets clipped, after the mark).
+    marks = s.js(
+        """
+        const panes = page.locator('.pane').filter({
+          has: page.locator('.pane-header', { hasText: new RegExp(args.name, 'i') }) });
+        const pane = panes.first();
+        const box = await pane.boundingBox();
+        const marks = await pane.locator('.monaco-list-row .label-name .highlight').evaluateAll((els) =>
+          els.map((e) => { const r = e.getBoundingClientRect(); return { text: e.textContent, left: r.left, right: r.right }; }));
+        return { left: box.x, right: box.x + box.width, width: box.width, marks };
+        """,
+        name=view_name("myAgent.memory"),
+    )
+    assert isinstance(marks, dict), marks
+    print(f"[e2e] Memory view width for the marks check: {marks['width']:.0f} px")
+    shown_marks = [m for m in marks["marks"] if m["text"] in ("new", "removed")]
+    assert {m["text"] for m in shown_marks} == {"new", "removed"}, marks
+    for m in shown_marks:
+        assert marks["left"] <= m["left"] < m["right"] <= marks["right"], (m, marks)
     # Both requests of the turn carried the session's frozen prompt, from before the write.
     systems = [r["json"]["messages"][0] for r in requests]
     assert all(m["role"] == "system" for m in systems)

@@ -11,11 +11,13 @@ import {
     ApproveParams,
     ChatSendParams,
     ChatStartResult,
+    JournalEntry,
     MemoryEditResult,
     MemoryLogResult,
     MemoryStateResult,
     Methods,
 } from '../protocol';
+import { agentNotice, fetchJournalRecord, parseLog, undoNote } from '../memoryChange';
 import { ApprovalBroker } from './approvals';
 import type { ChatServer, RequestClient } from './seams';
 import { activeEditorContext } from './editorContext';
@@ -108,6 +110,22 @@ export class ChatController implements vscode.Disposable {
             return;
         }
         this.store.dispatch({ type: 'event', event });
+        if (event.kind === 'memory_changed' && event.journalId) {
+            void this.describeMemoryChange(event.journalId);
+        }
+    }
+
+    /** Quotes the entry an agent's write added or changed in its notice (the journal record the event names). */
+    private async describeMemoryChange(journalId: string): Promise<void> {
+        try {
+            const client = await this.server.ready();
+            const record = client && (await fetchJournalRecord(client, this.sessionFolder, journalId));
+            if (record) {
+                this.store.dispatch({ type: 'memoryDescribed', journalId, summary: agentNotice(record) });
+            }
+        } catch (e) {
+            getLog().warn(`memory/log for the notice of ${journalId}: ${errorMessage(e)}`);
+        }
     }
 
     // ---- sessions ------------------------------------------------------------------------------------------
@@ -456,10 +474,12 @@ export class ChatController implements vscode.Disposable {
             return;
         }
         const folder = this.sessionFolder ?? activeFolder()?.uri.toString();
+        let undone: JournalEntry | undefined;
         try {
             if (journalId) {
                 const log = await client.sendRequest<MemoryLogResult>(Methods.memoryLog, { folder, limit: 1 });
                 const latest = log.entries?.[log.entries.length - 1]; // newest last (limit 1: the one record)
+                undone = parseLog(log).find((e) => e.id === journalId);
                 if (latest && latest.id !== journalId) {
                     void vscode.window.showWarningMessage(
                         vscode.l10n.t(
@@ -473,7 +493,7 @@ export class ChatController implements vscode.Disposable {
             if (r.state) {
                 this.memory.setState(r.state);
             }
-            this.store.dispatch({ type: 'undone', journalId, message: r.message ?? '' });
+            this.store.dispatch({ type: 'undone', journalId, message: undone ? undoNote(undone) : (r.message ?? '') });
         } catch (e) {
             void vscode.window.showErrorMessage(vscode.l10n.t('Undo failed: {0}', errorMessage(e)));
         }

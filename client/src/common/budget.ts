@@ -82,3 +82,22 @@ export function fromSingleLine(value: string): string {
         .join('\n')
         .trim();
 }
+
+/**
+ * The one figure a file shows: its unsaved buffer's when the file is open with unsaved edits (the figure the
+ * file's diagnostics and code lens show), else the disk's. `unsaved` labels it; `disk` keeps the other one.
+ */
+export interface ShownFigure {
+    used: number;
+    limit: number;
+    unsaved: boolean;
+    /** The figure on disk, when the shown one is the buffer's. */
+    disk?: { used: number; limit: number };
+}
+
+export function shownFigure(disk: { used: number; limit: number }, buffer?: { used: number; limit: number }): ShownFigure {
+    if (!buffer) {
+        return { used: disk.used, limit: disk.limit, unsaved: false };
+    }
+    return { used: buffer.used, limit: buffer.limit, unsaved: true, disk: { used: disk.used, limit: disk.limit } };
+}

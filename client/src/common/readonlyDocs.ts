@@ -41,10 +41,13 @@ export class ReadOnlyDocuments implements vscode.TextDocumentContentProvider, vs
         return this.texts.get(uri.toString()) ?? vscode.l10n.t('(This document is no longer available: open it again from where it came from.)');
     }
 
-    /** Sets the text and opens it in an editor (a preview tab). */
-    async show(docPath: string, text: string): Promise<vscode.Uri> {
+    /** Sets the text and opens it in an editor (a preview tab); `language` overrides the one its name implies. */
+    async show(docPath: string, text: string, language?: string): Promise<vscode.Uri> {
         const uri = this.set(docPath, text);
-        const doc = await vscode.workspace.openTextDocument(uri);
+        let doc = await vscode.workspace.openTextDocument(uri);
+        if (language && doc.languageId !== language) {
+            doc = await vscode.languages.setTextDocumentLanguage(doc, language);
+        }
         await vscode.window.showTextDocument(doc, { preview: true });
         return uri;
     }

@@ -23,13 +23,42 @@ export type McpPlan =
     /** The file cannot be edited safely (not JSON with comments, or not the shape VS Code reads). */
     | { kind: 'invalid'; reason: string };
 
+export interface Budgets {
+    memory: number;
+    user: number;
+}
+
+/** The memory folder of whatever folder VS Code starts the server for: no machine's path in it. */
+export const WORKSPACE_MEMORY_DIR = '${workspaceFolder}/.my_agent_core/memory';
+
+/** The command a teammate can have too: the `my-agent` console script of an installed my-agent-core, on PATH. */
+export const PORTABLE_COMMAND = 'my-agent';
+
+function budgetArgs(limits?: Budgets): string[] {
+    return limits && (limits.memory !== 2200 || limits.user !== 1375)
+        ? ['--memory-limit', String(limits.memory), '--user-limit', String(limits.user)]
+        : [];
+}
+
 /** `["-m", "my_agent_core", "mcp", "--dir", <memory folder>]`, plus the budgets when they are not the defaults. */
-export function mcpEntry(python: string, memoryDir: string, limits?: { memory: number; user: number }): McpServerEntry {
-    const args = ['-m', 'my_agent_core', 'mcp', '--dir', memoryDir];
-    if (limits && (limits.memory !== 2200 || limits.user !== 1375)) {
-        args.push('--memory-limit', String(limits.memory), '--user-limit', String(limits.user));
-    }
-    return { type: 'stdio', command: python, args };
+export function mcpEntry(python: string, memoryDir: string, limits?: Budgets): McpServerEntry {
+    return { type: 'stdio', command: python, args: ['-m', 'my_agent_core', 'mcp', '--dir', memoryDir, ...budgetArgs(limits)] };
+}
+
+/**
+ * The entry a shared `.vscode/mcp.json` gets: `my-agent mcp --dir ${workspaceFolder}/.my_agent_core/memory`. No
+ * path of this machine: a teammate with my-agent-core installed (the `my-agent` command on PATH) runs it as is.
+ */
+export function portableEntry(limits?: Budgets): McpServerEntry {
+    return { type: 'stdio', command: PORTABLE_COMMAND, args: ['mcp', '--dir', WORKSPACE_MEMORY_DIR, ...budgetArgs(limits)] };
+}
+
+/**
+ * The entry the user's own MCP configuration gets: this machine's interpreter (the one the extension runs its
+ * server with) and the memory of whichever folder is open (`${workspaceFolder}`).
+ */
+export function userEntry(python: string, limits?: Budgets): McpServerEntry {
+    return mcpEntry(python, WORKSPACE_MEMORY_DIR, limits);
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -88,4 +117,27 @@ export function planMcpConfig(text: string | undefined, entry: McpServerEntry, n
     const edits = modify(source, ['servers', name], entry, { formattingOptions: formatting, getInsertionIndex: () => 0 });
     const next = applyEdits(source, edits);
     return existing === undefined ? { kind: 'add', text: next } : { kind: 'conflict', text: next, existing };
+}
+
+/** What adding `entry` to the `mcp` setting (VS Code 1.100-1.101 kept user MCP servers in settings.json) takes. */
+export type McpSettingPlan =
+    | { kind: 'unchanged' }
+    | { kind: 'add' | 'conflict'; value: Record<string, unknown>; existing?: unknown }
+    | { kind: 'invalid'; reason: string };
+
+export function planMcpSetting(current: unknown, entry: McpServerEntry, name = MCP_SERVER_NAME): McpSettingPlan {
+    if (current !== undefined && current !== null && !isObj(current)) {
+        return { kind: 'invalid', reason: 'the "mcp" setting is not an object' };
+    }
+    const mcp = isObj(current) ? current : {};
+    const servers = mcp.servers;
+    if (servers !== undefined && !isObj(servers)) {
+        return { kind: 'invalid', reason: '"mcp.servers" is not an object' };
+    }
+    const existing = servers?.[name];
+    if (existing !== undefined && sameEntry(existing, entry)) {
+        return { kind: 'unchanged' };
+    }
+    const value = { ...mcp, servers: { ...(servers ?? {}), [name]: entry } };
+    return existing === undefined ? { kind: 'add', value } : { kind: 'conflict', value, existing };
 }

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { plural } from '../common/plural';
 import type { RequestClient } from '../chat/seams';
 import { errorMessage, isCancelled, isInvalidParams, isMethodNotFound } from '../common/errors';
 import { activeFolder, folderForUri } from '../common/folders';
@@ -36,7 +37,14 @@ export function escapeMarkdown(s: string): string {
 export function quoteBlock(s: string): string {
     const { shown, omitted } = cutText(s);
     const fence = fenceFor(shown);
-    const more = omitted ? `\n\n${escapeMarkdown(vscode.l10n.t('… and {0} more characters.', omitted))}` : '';
+    const more = omitted
+        ? `\n\n${escapeMarkdown(
+              plural(omitted, {
+                  one: vscode.l10n.t('… and {0} more character.', omitted),
+                  other: vscode.l10n.t('… and {0} more characters.', omitted),
+              }),
+          )}`
+        : '';
     return `${fence}text\n${shown}\n${fence}${more}`;
 }
 
@@ -77,7 +85,15 @@ export function confirmation(plan: PlannedCall, folder: vscode.WorkspaceFolder |
     const listed = plan.edits.slice(0, MAX_LISTED);
     listed.forEach((e, i) => parts.push(plan.edits.length > 1 ? `**${i + 1}.** ${describeEdit(e)}` : describeEdit(e)));
     if (plan.edits.length > listed.length) {
-        parts.push(escapeMarkdown(vscode.l10n.t('… and {0} more edits.', plan.edits.length - listed.length)));
+        const rest = plan.edits.length - listed.length;
+        parts.push(
+            escapeMarkdown(
+                plural(rest, {
+                    one: vscode.l10n.t('… and {0} more edit.', rest),
+                    other: vscode.l10n.t('… and {0} more edits.', rest),
+                }),
+            ),
+        );
     }
     if (plan.edits.length > 1) {
         parts.push(escapeMarkdown(vscode.l10n.t('All of them are applied, or none.')));

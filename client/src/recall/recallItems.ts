@@ -77,3 +77,26 @@ export function recallDocument(item: RecallItem, labels: RecallLabels, when: str
     const meta = [when, item.source].filter((x) => !!x).join(' · ');
     return `# ${labels.heading}\n\n${labels.kind}${meta ? ` · ${meta}` : ''}\n\n${item.text}\n`;
 }
+
+/** Longest tab title of an opened item (code points). */
+export const TITLE_MAX = 48;
+
+/**
+ * The tab title of an opened item: its first line, bounded, with no path separators or control characters (it
+ * is the document's file name), else `fallback` (e.g. "Recall: 2026-12-01 past chat turn").
+ */
+export function recallTitle(item: RecallItem, fallback: string): string {
+    // eslint-disable-next-line no-control-regex
+    const clean = (s: string): string => s.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069/\\]/g, ' ').replace(/\s+/g, ' ').trim();
+    const line = clean(item.text.split(/\r?\n/).find((l) => clean(l) !== '') ?? '');
+    const points = Array.from(line);
+    const title = points.length > TITLE_MAX ? `${points.slice(0, TITLE_MAX - 1).join('').trimEnd()}…` : line;
+    // A title of dots only would be read as a path step.
+    return /^[.\s]*$/.test(title) ? clean(fallback) : title;
+}
+
+/** The item's date as YYYY-MM-DD (for a title), or ''. */
+export function isoDay(time: number | string): string {
+    const d = recallDate(time);
+    return d ? d.toISOString().slice(0, 10) : '';
+}

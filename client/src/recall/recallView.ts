@@ -5,7 +5,17 @@ import { folderForUri, pickFolder } from '../common/folders';
 import { getLog } from '../common/log';
 import { ReadOnlyDocuments } from '../common/readonlyDocs';
 import { Methods, RecallItem, RecallItemParams, RecallKind, RecallSearchParams } from '../protocol';
-import { firstLine, parseRecallItem, parseRecallSearch, RECALL_LIMIT, recallDate, recallDocument } from './recallItems';
+import { plural } from '../common/plural';
+import {
+    firstLine,
+    isoDay,
+    parseRecallItem,
+    parseRecallSearch,
+    RECALL_LIMIT,
+    recallDate,
+    recallDocument,
+    recallTitle,
+} from './recallItems';
 
 /**
  * The Recall view: searches a folder's recall archive (`myAgent/recall/search`), opens an item as a
@@ -157,7 +167,13 @@ export class RecallController implements vscode.TreeDataProvider<RecallNode>, vs
             } else if (r.items.length === 0) {
                 this.say(vscode.l10n.t('Nothing in the archive of {0} matches "{1}".', folder.name, query));
             } else {
-                this.say(vscode.l10n.t('{0} results for "{1}" in {2} ({3}).', r.items.length, query, folder.name, r.provider));
+                const n = r.items.length;
+                this.say(
+                    plural(n, {
+                        one: vscode.l10n.t('{0} result for "{1}" in {2} ({3}).', n, query, folder.name, r.provider),
+                        other: vscode.l10n.t('{0} results for "{1}" in {2} ({3}).', n, query, folder.name, r.provider),
+                    }),
+                );
             }
         } catch (e) {
             this.results = undefined;
@@ -203,7 +219,11 @@ export class RecallController implements vscode.TreeDataProvider<RecallNode>, vs
         const folderName = folderForUri(node.folderUri)?.name ?? 'folder';
         const text = recallDocument(item, { heading: vscode.l10n.t('Recalled from the archive of {0}', folderName), kind: kindLabel(item.kind) }, whenText(item));
         const safeId = encodeURIComponent(item.id).slice(0, 80);
-        await this.docs.show(`/recall/${encodeURIComponent(folderName)}/${safeId}.md`, text);
+        // The tab is titled by the item's first line (the document's name, not encoded: no separators in it);
+        // its folder and id keep it unique.
+        // No extension: the archived text is plain text, never rendered as Markdown.
+        const title = recallTitle(item, vscode.l10n.t('Recall: {0} {1}', isoDay(item.time), kindLabel(item.kind)));
+        await this.docs.show(`/recall/${encodeURIComponent(folderName)}/${safeId}/${title}`, text, 'plaintext');
     }
 
     /** Deletes an item from the archive after a modal confirmation. */

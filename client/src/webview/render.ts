@@ -70,11 +70,12 @@ function renderPart(part: TurnPart, s: UiStrings, md: MarkdownIt, sanitize: Sani
             );
         }
         case 'memory': {
-            const what = escapeHtml(fmt(s.memoryChanged, part.action, part.target === 'user' ? 'USER.md' : 'MEMORY.md'));
+            // The summary quotes the entry (plain text, bounded, never a blocked one); escaped like all text.
+            const whatText = part.summary ?? fmt(s.memoryChanged, part.action, part.target === 'user' ? 'USER.md' : 'MEMORY.md');
+            const what = escapeHtml(whatText);
             if (part.undone) {
-                return `<div class="notice memory undone" role="status">${what} — ${escapeHtml(
-                    fmt(s.undone, part.undoMessage ?? ''),
-                )}</div>`;
+                // The undo note names the change in words ("Undid: added 'x' to MEMORY.md").
+                return `<div class="notice memory undone" role="status">${escapeHtml(part.undoMessage || fmt(s.undone, whatText))}</div>`;
             }
             const journal = part.journalId
                 ? ` data-journal-id="${escapeHtml(part.journalId)}" data-key="undo:${escapeHtml(part.journalId)}"`

@@ -1,5 +1,6 @@
 """`myAgent/memory/*` requests: the memory panel's state, edits (journal author `user`), undo, log
-and import, and `memory/tool`: the built-in `memory` tool for agents outside our chat (the VS Code
+and import, `memory/buffer` (the figure of an open file's unsaved text, for the status bar and the
+view), and `memory/tool`: the built-in `memory` tool for agents outside our chat (the VS Code
 language-model tool forwards to it; journal author `vscode-lm:<client>`).
 
 Store work runs in a worker thread (file locks may wait on other processes); the change notification is
@@ -28,13 +29,14 @@ from .params import (
     to_params,
 )
 from .protocol_types import (
+    JournalEntryJson,
     MemoryEditResult,
-    MemoryLogResult,
     MemoryStateResult,
     MemoryToolResult,
 )
 
 if TYPE_CHECKING:
+    from my_agent_core.memory.journal import JournalRecord
     from my_agent_core.memory.store import MemoryStore, WriteEvent
 
     from .folders import FolderState
@@ -54,6 +56,37 @@ class ImportRefusalJson(TypedDict):
     text: str
     reason: str
     line: int
+
+
+class ChangeJson(TypedDict):
+    """One entry-level change of a journal record, for the editor's notices: the texts (None: added /
+    removed) and whether the safety scanner blocks each side, so the editor never quotes that side."""
+
+    before: str | None
+    after: str | None
+    beforeBlocked: bool
+    afterBlocked: bool
+
+
+class LoggedRecordJson(JournalEntryJson):
+    changes: list[ChangeJson]
+
+
+class MemoryLogWithChanges(TypedDict):
+    """`myAgent/memory/log`: `memory/log` of docs/protocol.md plus each record's `changes`."""
+
+    entries: list[LoggedRecordJson]
+
+
+class MemoryBufferResult(TypedDict):
+    """`myAgent/memory/buffer`: the budget figure of an open memory file's text as the editor holds
+    it (unsaved edits included), the one its diagnostics and code lens show."""
+
+    uri: str
+    version: int | None
+    target: str
+    used: int
+    limit: int
 
 
 class MemoryImportResult(TypedDict):
@@ -196,7 +229,7 @@ def register(ls: MyAgentServer) -> None:
             except _edit_error() as exc:
                 raise RequestError(MEMORY_EDIT_REFUSED, str(exc)) from exc
             undone = next((r for r in store.log(10_000) if r.id == record.undoes), None)
-            message = f"Undid {_describe(undone or record)}"
+            message = f"Undid: {_describe(undone)}"
             return {"message": message, "state": ls.memory.state(folder)}
 
         return await asyncio.to_thread(run)
@@ -273,20 +306,87 @@ def register(ls: MyAgentServer) -> None:
         return await asyncio.to_thread(run)
 
     @ls.feature("myAgent/memory/log")
-    async def memory_log(ls: MyAgentServer, raw: Any) -> MemoryLogResult:
+    async def memory_log(ls: MyAgentServer, raw: Any) -> MemoryLogWithChanges:
         params = to_params(raw)
         folder = ls.memory.resolve(opt_str(params, "folder"))
         limit = opt_int(params, "limit", minimum=1, maximum=10_000)
         store = ls.memory.store(folder)
         records = await asyncio.to_thread(store.log, limit if limit is not None else 50)
-        return {"entries": [record_json(r) for r in records]}
+        return {"entries": await asyncio.to_thread(lambda: [_logged(r) for r in records])}
+
+    @ls.feature("myAgent/memory/buffer")
+    def memory_buffer(ls: MyAgentServer, raw: Any) -> MemoryBufferResult | None:
+        """The figure of an open memory file as the editor holds it; null when it is not open (the
+        disk's figure, `memory/state`, is then the one to show). Runs on the event loop, where the
+        buffer's edits are applied, so it reads one whole version."""
+        params = to_params(raw)
+        uri = req_str(params, "uri")
+        doc = ls.buffers.get(uri)
+        if doc is None or doc.memory is None:
+            return None
+        with doc.lock:
+            buf = doc.memory
+            return {
+                "uri": uri,
+                "version": buf.version,
+                "target": buf.target,
+                "used": buf.used,
+                "limit": buf.limit,
+            }
 
 
-def _describe(record: Any) -> str:
-    """A short human description of an undo record."""
+def _logged(record: JournalRecord) -> LoggedRecordJson:
+    """A journal record as `memory/log` sends it: `record_json` plus its changes, each side marked
+    when the scanner blocks it (the editor quotes the entry a notice is about, never a blocked one)."""
+    from my_agent_core.memory.safety import scan
+
+    changes: list[ChangeJson] = [
+        {
+            "before": c.before,
+            "after": c.after,
+            "beforeBlocked": bool(c.before and scan(c.before)),
+            "afterBlocked": bool(c.after and scan(c.after)),
+        }
+        for c in record.changes
+    ]
+    return {**record_json(record), "changes": changes}
+
+
+QUOTE_CHARS = 60
+
+
+def _quoted(text: str) -> str:
+    """An entry named in a message: one line, bounded, in quotes; a blocked entry is not quoted."""
+    from my_agent_core.memory.render import neutralize
+    from my_agent_core.memory.safety import scan
+
+    if scan(text):
+        return "an entry the safety scanner blocks (not quoted)"
+    flat = " ".join(text.split())
+    if len(flat) > QUOTE_CHARS:
+        flat = flat[: QUOTE_CHARS - 1] + "…"
+    return f"'{neutralize(flat)}'"
+
+
+def _describe(record: JournalRecord | None) -> str:
+    """The change an undo reverted, in words: "added 'uses uv' to MEMORY.md"."""
     if record is None:
         return "the last change"
-    return f"{record.action} in {FILE_NAMES.get(record.target, record.target)} by {record.author}"
+    name = FILE_NAMES.get(record.target, record.target)
+    changes = record.changes
+    if record.action == "undo":
+        return f"an undo in {name}"
+    if len(changes) != 1:
+        count = len(changes)
+        return f"{count} change{'' if count == 1 else 's'} to {name}"
+    (change,) = changes
+    if change.before is None and change.after is not None:
+        return f"added {_quoted(change.after)} to {name}"
+    if change.after is None and change.before is not None:
+        return f"removed {_quoted(change.before)} from {name}"
+    if change.before is not None and change.after is not None:
+        return f"changed {_quoted(change.before)} to {_quoted(change.after)} in {name}"
+    return f"a change to {name}"
 
 
 def _json_kind(value: object) -> str:
