@@ -250,13 +250,13 @@ def test_listings_are_remembered_until_something_changes(tmp_path: Path, monkeyp
     import my_agent_core.coding_tools.listing as listing
 
     walks = []
-    real_walk = listing.walk_files
+    real_walk = listing.walk_batches
 
     def counting_walk(*args, **kwargs):
         walks.append(1)
         return real_walk(*args, **kwargs)
 
-    monkeypatch.setattr(listing, "walk_files", counting_walk)
+    monkeypatch.setattr(listing, "walk_batches", counting_walk)
     root = tmp_path.resolve()
     (root / "src").mkdir()
     (root / "src" / "a.py").write_text("a")
