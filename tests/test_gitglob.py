@@ -65,7 +65,12 @@ def test_regexes_are_linear_on_the_worst_names() -> None:
     """Every piece of a pattern commits to one place: these would take minutes with the
     regexes a backtracking translation makes (nested `[^/]*` runs)."""
     rules = compile_rules([HOSTILE, "**/" + "*x" * 30 + "/**/y", "a/**/" + "*b" * 20 + "/c"])
-    for path in ("a" * 250, "x" * 250, "/".join(["x" * 200] * 20), "a/" + "/".join(["b" * 200] * 20)):
+    for path in (
+        "a" * 250,
+        "x" * 250,
+        "/".join(["x" * 200] * 20),
+        "a/" + "/".join(["b" * 200] * 20),
+    ):
         for is_dir in (False, True):
             assert rules.matches(path, is_dir) is False
     assert rules.matches("a" * 249 + "b", False)

@@ -188,9 +188,7 @@ class _Parser:
             tokens += [_Op.STAR, _Op.STAR]
             return
         nxt = self.peek()
-        if nxt is None:
-            is_suffix = True
-        elif nxt in (",", "}") and len(self.stack) >= 2:
+        if nxt is None or (nxt in (",", "}") and len(self.stack) >= 2):
             is_suffix = True
         elif nxt == "/":
             self.bump()

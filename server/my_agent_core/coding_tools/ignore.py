@@ -146,7 +146,9 @@ class IgnoreRules:
         return _ignored(self.checks, abs_path, abs_path.rfind("/") + 1, is_dir)
 
 
-def _ignored(checks: tuple[tuple[int, RuleSet], ...], path: str, name_at: int, is_dir: bool) -> bool:
+def _ignored(
+    checks: tuple[tuple[int, RuleSet], ...], path: str, name_at: int, is_dir: bool
+) -> bool:
     for start, rules in checks:
         verdict = rules.verdict(path, start, name_at, is_dir)
         if verdict is not None:
