@@ -27,7 +27,14 @@ from .gitglob import Alternation as _Alternation
 from .gitglob import RuleSet, compile_rules
 from .seams import CancelToken
 
-__all__ = ["GlobFilter", "IgnoreRules", "WalkCancelled", "walk_batches", "walk_files"]
+__all__ = [
+    "GlobFilter",
+    "IgnoreRules",
+    "WalkCancelled",
+    "level_of",
+    "walk_batches",
+    "walk_files",
+]
 
 # Precedence, as ripgrep: .rgignore over .ignore over .gitignore over .git/info/exclude.
 _KINDS = (".rgignore", ".ignore", ".gitignore")
@@ -68,7 +75,7 @@ def _read_rules(path: str) -> RuleSet | None:
     return rules if rules else None
 
 
-def _level_of(
+def level_of(
     folder: str, names: set[str] | None = None, seen: list[str] | None = None
 ) -> _Level | None:
     """The rules of `folder` (None when it has none and no .git); `names`: its entries when known
@@ -131,7 +138,7 @@ class IgnoreRules:
         while True:
             # Only the ignore files count here (present or not): a busy folder above, like /tmp,
             # changes its own stamp all the time without changing what is listed below.
-            level = _level_of(str(current), seen=seen)
+            level = level_of(str(current), seen=seen)
             if level is not None:
                 chain.append(level)
             if current.parent == current:
@@ -245,7 +252,7 @@ def walk_batches(
             if deadline is not None and time.monotonic() > deadline:
                 raise WalkCancelled("timeout")
         names = {entry.name for entry in entries}
-        rules = rules_above.below(_level_of(folder, names, seen))
+        rules = rules_above.below(level_of(folder, names, seen))
         checks, fast, negated = rules.checks, rules.fast, rules.fast_negated
         name_at = len(folder) + 1
         found: list[str] = []
