@@ -31,7 +31,22 @@ def test_the_worst_pairing_keeps_every_entry(count: int, size: int) -> None:
 
 
 def test_a_small_edit_of_a_long_entry_keeps_its_place() -> None:
-    words = "run the tests with pytest before pushing and keep the config in app toml".split()
+    words = [
+        "run",
+        "the",
+        "tests",
+        "with",
+        "pytest",
+        "before",
+        "pushing",
+        "and",
+        "keep",
+        "the",
+        "config",
+        "in",
+        "app",
+        "toml",
+    ]
     rnd = random.Random(1)
     long = [" ".join(rnd.choice(words) for _ in range(700)) for _ in range(3)]
     base = ["first fact", *long, "last fact"]
