@@ -61,6 +61,13 @@ def test_a_backtracking_list_files_glob_from_the_model(workspace: Workspace) -> 
     assert listed(workspace.ok("list_files", glob="**/a/f.txt")) == [deep]
 
 
+def test_a_glob_that_expands_too_far_is_a_clear_error(workspace: Workspace) -> None:
+    workspace.write("ab.py", "x\n")
+    error = workspace.fails("list_files", glob="{a,b}" * 100)
+    assert "cannot be expanded" in error and "fewer {a,b} alternatives" in error
+    assert listed(workspace.ok("list_files", glob="{a,b}{a,b}.py")) == ["ab.py"]  # benign twin
+
+
 def test_regexes_are_linear_on_the_worst_names() -> None:
     """Every piece of a pattern commits to one place: these would take minutes with the
     regexes a backtracking translation makes (nested `[^/]*` runs)."""

@@ -47,8 +47,21 @@ class WalkCancelled(Exception):
     """The cancel token was set or the deadline passed during a walk."""
 
 
-@lru_cache(maxsize=256)
+_CACHED_FILE_MAX = 64 * 1024  # ignore files up to this size are compiled once per content
+
+
 def _rules_of_text(data: bytes) -> RuleSet:
+    if len(data) <= _CACHED_FILE_MAX:
+        return _cached_rules(data)
+    return _compile_text(data)
+
+
+@lru_cache(maxsize=256)
+def _cached_rules(data: bytes) -> RuleSet:
+    return _compile_text(data)
+
+
+def _compile_text(data: bytes) -> RuleSet:
     text = data.decode("utf-8", errors="replace")
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -175,8 +188,11 @@ class GlobFilter:
             text = text[1:]
         try:
             expanded = bracex.expand(text, limit=256)
-        except (ValueError, RuntimeError) as exc:
-            raise ValueError(f"The glob {glob!r} cannot be expanded: {exc}") from None
+        except (ValueError, RuntimeError, bracex.ExpansionLimitException) as exc:
+            raise ValueError(
+                f"The glob {glob!r} cannot be expanded ({exc}): use fewer {{a,b}} alternatives, "
+                "or call list_files once per pattern."
+            ) from None
         self._rules = compile_rules(expanded)
         if not self._rules:
             raise ValueError(

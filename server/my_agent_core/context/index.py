@@ -365,7 +365,7 @@ class WorkspaceIndex:
         rules are carried down one folder at a time (each folder's ignore files read once and
         remembered); below a folder that does not exist there are no more ignore files to read."""
         parts = rel.split("/")
-        rules = self._rules_of("")
+        rules = self._root_rules()
         prefix = ""
         path = self._root
         on_disk = True
@@ -381,11 +381,11 @@ class WorkspaceIndex:
                 rules, on_disk = self._rules_below(rules, prefix, path)
         return True
 
-    def _rules_of(self, parent: str) -> IgnoreRules:
-        """The ignore rules in force at the folder's root (`parent` ""), memoised."""
-        rules = self._rules.get(parent)
+    def _root_rules(self) -> IgnoreRules:
+        """The ignore rules in force at the folder's root (its own and the folders' above)."""
+        rules = self._rules.get("")
         if rules is None:
-            rules = self._rules[parent] = IgnoreRules.above(self.folder)
+            rules = self._rules[""] = IgnoreRules.above(self.folder)
         return rules
 
     def _rules_below(self, above: IgnoreRules, prefix: str, path: str) -> tuple[IgnoreRules, bool]:
