@@ -450,7 +450,9 @@ async def main() -> None:
     parser.add_argument(
         "--workspace-files", type=int, default=20_000, help="files in the workspace folder"
     )
-    args = quick.parse(parser, {"edits": 20, "starts": 2, "sizes": "2200", "workspace_files": 400})
+    args = quick.parse(
+        parser, {"edits": 20, "starts": 2, "sizes": "2200,100000", "workspace_files": 400}
+    )
     workspace = Path(tempfile.mkdtemp(prefix="bench-lsp-")) / "ws"
     workspace.mkdir(parents=True)
     t0 = time.perf_counter()

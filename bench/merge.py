@@ -5,12 +5,17 @@ beside two floors measured in the same run, interleaved: `python -c pass` (the i
 and `python -c "import my_agent_core.cli"` (the package's import). Target: a driver run under 100 ms.
 The in-process merge of the same files is printed too.
 
-Run: .venv/bin/python bench/merge.py [--rounds N]
+The worst case of the pairing of edited entries is measured beside it: files of the store's largest
+size (256 KB) whose entries are long runs over two letters (difflib's slowest input), every entry
+edited on both sides; it took hours before the pairing was bounded. Target: well under a second.
+
+Run: .venv/bin/python bench/merge.py [--rounds N] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import shutil
 import statistics
 import subprocess
@@ -21,11 +26,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
+import quick
 from my_agent_core.memory.document import budget_used, serialize
+from my_agent_core.memory.limits import MAX_FILE_BYTES
 from my_agent_core.team.git_setup import driver_command
 from my_agent_core.team.merge import merge_texts
 
 TARGET_MS = 100.0
+WORST_TARGET_MS = 500.0
 
 
 def versions() -> tuple[list[str], list[str], list[str]]:
@@ -46,6 +54,37 @@ def versions() -> tuple[list[str], list[str], list[str]]:
     return base, ours, theirs
 
 
+def worst_versions(count: int) -> tuple[str, str, str]:
+    """`count` entries filling the store's largest file, each a run over two letters, every one
+    edited on both sides (all must be kept: both versions of each)."""
+    rnd = random.Random(7)
+    size = MAX_FILE_BYTES // count - 4
+    base = ["".join(rnd.choice("ab") for _ in range(size)) for _ in range(count)]
+    ours = [e[:-1] + "O" for e in base]
+    theirs = [e[:-1] + "T" for e in base]
+    return serialize(base), serialize(ours), serialize(theirs)
+
+
+def worst_case(rounds: int) -> float:
+    """The slowest of the worst shapes (entry counts), median over `rounds`, in ms."""
+    slowest = 0.0
+    for count in (8, 64, 1000, 3200):
+        texts = worst_versions(count)
+        samples = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            merged = merge_texts(*texts)
+            samples.append(time.perf_counter() - t0)
+        assert len(merged.entries) == 2 * count, "an edited entry was lost"
+        median = statistics.median(samples) * 1000
+        print(
+            f"worst pairing, {count:>5} entries of {MAX_FILE_BYTES // count - 4:>6,} chars: "
+            f"{median:8.1f} ms"
+        )
+        slowest = max(slowest, median)
+    return slowest
+
+
 def run(command: list[str]) -> float:
     t0 = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -60,7 +99,7 @@ def pct(values: list[float], q: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40)
-    args = parser.parse_args()
+    args = quick.parse(parser, {"rounds": 3})
     base, ours, theirs = versions()
     print(
         f"versions: base {budget_used(base)}, ours {budget_used(ours)}, theirs "
@@ -113,6 +152,12 @@ def main() -> int:
     )
     print(
         f"driver median {driver_ms:.1f} ms = {driver_ms / TARGET_MS:.2f}x the {TARGET_MS:.0f} ms target"
+    )
+    worst_ms = worst_case(1 if args.quick else 5)
+    verdict = "ok" if worst_ms < WORST_TARGET_MS else "OVER"
+    print(
+        f"worst-case merge of two largest files: {worst_ms:.0f} ms "
+        f"(target < {WORST_TARGET_MS:.0f} ms) {verdict}"
     )
     return 0
 

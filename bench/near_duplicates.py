@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
+import quick
 from my_agent_core.memory import MemoryStore
 from my_agent_core.memory.similar import SIMILAR_THRESHOLD, near_duplicate_note, similarity
 
@@ -124,8 +125,7 @@ def cost_ratio(rounds: int) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer timing rounds")
-    args = parser.parse_args(argv)
+    args = quick.parse(parser, {}, argv)
     pairs = load_pairs()
     print(f"{len(pairs)} pairs from {DATA.relative_to(ROOT)}; threshold {SIMILAR_THRESHOLD}")
     print(f"  all        {score(pairs, SIMILAR_THRESHOLD)}")

@@ -250,13 +250,13 @@ def test_listings_are_remembered_until_something_changes(tmp_path: Path, monkeyp
     import my_agent_core.coding_tools.listing as listing
 
     walks = []
-    real_walk = listing.walk_files
+    real_walk = listing.walk_batches
 
     def counting_walk(*args, **kwargs):
         walks.append(1)
         return real_walk(*args, **kwargs)
 
-    monkeypatch.setattr(listing, "walk_files", counting_walk)
+    monkeypatch.setattr(listing, "walk_batches", counting_walk)
     root = tmp_path.resolve()
     (root / "src").mkdir()
     (root / "src" / "a.py").write_text("a")
@@ -367,13 +367,15 @@ def test_an_unsaved_buffer_of_a_file_not_on_disk_or_outside_is_not_searched(
 
 
 def test_unsaved_buffers_and_a_regex_only_ripgrep_reads(workspace: Workspace) -> None:
+    """With ripgrep, unsaved buffers are searched by ripgrep too (fed on stdin), so its own syntax
+    works there as in the files (it used to fall back to the saved text)."""
     if workspace.backend != "rg":
         pytest.skip("the pure-Python search refuses such a regex itself")
     workspace.write("greek.txt", "Ωmega\n")
     workspace.buffers.texts[workspace.root / "greek.txt"] = "Ωmega changed\n"
     text = workspace.ok("search_text", query=r"\p{Greek}mega", regex=True)
-    assert text.splitlines()[1] == "greek.txt:1: Ωmega"
-    assert "unsaved editor text of greek.txt was not searched" in text.splitlines()[-1]
+    assert text.splitlines()[1] == "greek.txt:1: Ωmega changed"
+    assert text.splitlines()[-1] == "[searched the unsaved editor text of greek.txt]"
 
 
 def test_a_hostile_open_file_name_cannot_forge_lines_of_the_note(workspace: Workspace) -> None:

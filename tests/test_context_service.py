@@ -87,3 +87,52 @@ def test_submitted_events_are_applied_in_order_off_the_calling_thread(tmp_path: 
     checks.close()
     checks.submit([FileEvent("deleted", str(tmp_path / "b.py"))])  # ignored once closed
     assert checks.index.has_file("b.py")
+
+
+def test_lint_layout_never_waits_for_the_workspace_checks(tmp_path: Path, monkeypatch) -> None:
+    """The checks of the entries run on a worker: while they are held, `lint_layout` (what the
+    server's request loop calls) still returns, with what is known; then `on_change` fires and
+    the findings are there."""
+    from my_agent_core.context.rules import WorkspaceRules
+    from my_agent_core.memory.lint import DocumentLayout
+
+    (tmp_path / "src").mkdir()
+    changed = threading.Event()
+    checks = WorkspaceChecks(tmp_path, on_change=changed.set, background=False)
+    gate, entered = threading.Event(), threading.Event()
+    real = WorkspaceRules._claims
+
+    def held(self: WorkspaceRules, source: str) -> list[object]:
+        entered.set()
+        assert gate.wait(60)
+        return real(self, source)
+
+    monkeypatch.setattr(WorkspaceRules, "_claims", held)
+    changed.clear()
+    layout = DocumentLayout(parse("The entry point is src/main.py"))
+    assert checks.lint_layout(layout) == []  # returned although the check is held
+    assert entered.wait(30) and not changed.is_set()
+    assert checks.lint_layout(layout) == []  # asked again meanwhile: queued once, still no wait
+    gate.set()
+    assert changed.wait(30)
+    assert [f.code for f in checks.lint_layout(layout)] == [STALE_REFERENCE]
+
+
+def test_a_check_that_fails_is_not_retried_for_ever(tmp_path: Path, monkeypatch) -> None:
+    from my_agent_core.context.rules import WorkspaceRules
+    from my_agent_core.memory.lint import DocumentLayout
+
+    changed = threading.Event()
+    checks = WorkspaceChecks(tmp_path, on_change=changed.set, background=False)
+
+    def broken(self: WorkspaceRules, source: str) -> list[object]:
+        raise RuntimeError("rule bug")
+
+    monkeypatch.setattr(WorkspaceRules, "_claims", broken)
+    changed.clear()
+    layout = DocumentLayout(parse("The entry point is src/main.py"))
+    assert checks.lint_layout(layout) == []
+    assert changed.wait(30)
+    changed.clear()
+    assert checks.lint_layout(layout) == []  # checked (and failed) once: nothing queued again
+    assert not changed.wait(0.2)

@@ -19,7 +19,7 @@ from .textfile import count_lines, cut_line, newline_of, number_lines, unified_d
 
 __all__ = ["FileTools"]
 
-_NUMBERED = re.compile(r"^\s*\d+\t", re.MULTILINE)
+_NUMBERED = re.compile(r"^[^\S\n]*\d+\t", re.MULTILINE)  # `\s*` here crossed lines: quadratic
 _SNIPPET_CONTEXT = 3
 _SNIPPET_MAX = 40
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,12 @@ __all__ = ["FindTools"]
 _STOPPED = {
     "cancelled": "The turn was cancelled; the {what} was stopped. Do not retry it now.",
     "timeout": "The {what} took longer than {seconds:g} s and was stopped; narrow it with path or glob.",
+    "regex-timeout": (
+        "The regex took longer than {seconds:g} s and was stopped: without ripgrep, regexes run on "
+        "Python's backtracking engine, where nested repetition such as `(a+)+` or `(a|aa)*` can "
+        "take exponential time. Rewrite it without nested or overlapping repeats (e.g. `a+` for "
+        "`(a+)+`), search for a literal part of it with regex=false, or narrow it with path or glob."
+    ),
 }
 
 
@@ -78,6 +85,7 @@ class FindTools:
 
     def search(self, query: str, path: str | None, glob: str | None, regex: bool) -> str:
         self._check_cancel("search")
+        deadline = time.monotonic() + self.settings.search_timeout_s  # the whole call
         start = self.folder.resolve(path, default=".")
         rel = self.folder.rel(start)
         if not start.exists():
@@ -100,9 +108,9 @@ class FindTools:
                 collect_limit=settings.search_collect_limit,
                 max_filesize=settings.search_max_filesize,
                 cancel=self.cancel,
-                timeout_s=settings.search_timeout_s,
+                deadline=deadline,
             )
-            unsaved_note = self._search_unsaved(result, start, query, glob or None, regex)
+            unsaved_note = self._search_unsaved(result, start, query, glob or None, regex, deadline)
         except (SearchError, ValueError) as exc:
             raise WorkspaceError(str(exc)) from None
         except SearchStopped as exc:
@@ -157,7 +165,13 @@ class FindTools:
         return "\n".join(lines)
 
     def _search_unsaved(
-        self, result: SearchResult, start: Path, query: str, glob: str | None, regex: bool
+        self,
+        result: SearchResult,
+        start: Path,
+        query: str,
+        glob: str | None,
+        regex: bool,
+        deadline: float,
     ) -> str:
         """Search the unsaved editor text of the open files the search covers instead of their
         disk copies; the note for the model ("" when no open file has unsaved edits)."""
@@ -171,7 +185,7 @@ class FindTools:
             glob=glob,
             scan_limit=settings.list_scan_limit,
             cancel=self.cancel,
-            timeout_s=settings.search_timeout_s,
+            timeout_s=max(0.0, deadline - time.monotonic()),
             cache=self._cache,
         )
         covered = set(listing.paths)
@@ -179,19 +193,18 @@ class FindTools:
         if not texts:
             return ""
         names = ", ".join(_shown_path(rel) for rel in sorted(texts))
-        if overlay_unsaved(
+        overlay_unsaved(
             result,
             texts,
             query=query,
             regex=regex,
             max_per_file=settings.search_max_per_file,
             collect_limit=settings.search_collect_limit,
-        ):
-            return f"[searched the unsaved editor text of {names}]"
-        return (
-            f"[the unsaved editor text of {names} was not searched (the regex is ripgrep's own "
-            "syntax, which Python's re does not read); those results come from the saved files]"
+            rg=self.rg,
+            deadline=deadline,
+            cancel=self.cancel,
         )
+        return f"[searched the unsaved editor text of {names}]"
 
     def _check_cancel(self, what: str) -> None:
         if self.cancel is not None and self.cancel.is_set():

@@ -4,77 +4,68 @@ Used by list_files and by the pure-Python search when `rg` is missing, so both b
 same files: `.gitignore`, `.ignore` and `.rgignore` files in every folder (and in the folders above,
 the git ones only up to the repository's top), `.git/info/exclude`, hidden files included, `.git`
 never entered, symbolic links and special files skipped, an explicitly named path always taken.
-Patterns are compiled by `pathspec`; each file and folder is matched by its own path, as ripgrep
-does, so a folder that is itself ignored can still be listed by naming it.
+Patterns are compiled by `gitglob` (ripgrep's syntax, matched in linear time, invalid lines
+skipped); each file and folder is matched by its own path, as ripgrep does, so a folder that is
+itself ignored can still be listed by naming it. The same ignore file read again is not compiled
+again (compiled rule sets are kept by content).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import bracex
-import pathspec
 
 from my_agent_core.paths import PathRefused, read_regular
 
+from .gitglob import Alternation as _Alternation
+from .gitglob import RuleSet, compile_rules
 from .seams import CancelToken
 
-__all__ = ["GlobFilter", "IgnoreRules", "WalkCancelled", "walk_files"]
+__all__ = [
+    "GlobFilter",
+    "IgnoreRules",
+    "WalkCancelled",
+    "level_of",
+    "walk_batches",
+    "walk_files",
+]
 
 # Precedence, as ripgrep: .rgignore over .ignore over .gitignore over .git/info/exclude.
 _KINDS = (".rgignore", ".ignore", ".gitignore")
 _GIT_KINDS = frozenset({".gitignore", "exclude"})
 _IGNORE_FILE_MAX = 1024 * 1024
-_DIR_MARK = "ps_d"  # pathspec's name for the group that matches a folder's trailing slash
+_CHECK_EVERY = 512  # entries between two looks at the cancel token and the deadline
 
 
 class WalkCancelled(Exception):
     """The cancel token was set or the deadline passed during a walk."""
 
 
-class _Rule:
-    """One compiled pattern, matched against a path exactly (not through its parent folders)."""
-
-    __slots__ = ("ignore", "regex", "whole")
-
-    def __init__(self, regex: re.Pattern[str], ignore: bool) -> None:
-        self.ignore = ignore
-        if _DIR_MARK in regex.groupindex:
-            # "name" / "name/": must end where the path ends (a folder is passed with its slash).
-            self.regex = re.compile(f"(?:{regex.pattern})\\Z")
-            self.whole = True
-        else:
-            # "dir/**" and "*": matches everything below (or anything), not the folder itself.
-            self.regex = regex
-            self.whole = False
-
-    def matches(self, path: str) -> bool:
-        if self.whole:
-            return self.regex.search(path) is not None
-        found = self.regex.search(path)
-        return found is not None and (found.end() < len(path) or not path.endswith("/"))
+_CACHED_FILE_MAX = 64 * 1024  # ignore files up to this size are compiled once per content
 
 
-def _compile(lines: list[str]) -> list[_Rule]:
-    rules: list[_Rule] = []
-    for pattern in pathspec.GitIgnoreSpec.from_lines(lines).patterns:
-        regex = getattr(pattern, "regex", None)
-        if regex is None or pattern.include is None:
-            continue
-        rules.append(_Rule(regex, bool(pattern.include)))
-    return rules
+def _rules_of_text(data: bytes) -> RuleSet:
+    if len(data) <= _CACHED_FILE_MAX:
+        return _cached_rules(data)
+    return _compile_text(data)
 
 
-def _last_match(rules: list[_Rule], path: str) -> bool | None:
-    for rule in reversed(rules):
-        if rule.matches(path):
-            return rule.ignore
-    return None
+@lru_cache(maxsize=256)
+def _cached_rules(data: bytes) -> RuleSet:
+    return _compile_text(data)
+
+
+def _compile_text(data: bytes) -> RuleSet:
+    text = data.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return compile_rules(text.splitlines())
 
 
 @dataclass
@@ -82,21 +73,22 @@ class _Level:
     """The ignore files of one folder; `base` is its absolute path with a trailing slash."""
 
     base: str
-    rules: dict[str, list[_Rule]] = field(default_factory=dict)
+    rules: dict[str, RuleSet] = field(default_factory=dict)
     has_git: bool = False
 
 
-def _read_rules(path: str) -> list[_Rule]:
+def _read_rules(path: str) -> RuleSet | None:
     try:
         data = read_regular(path, max_bytes=_IGNORE_FILE_MAX, truncate=True)
     except PathRefused:
-        return []
+        return None
     if not data:
-        return []
-    return _compile(data.decode("utf-8", errors="replace").splitlines())
+        return None
+    rules = _rules_of_text(data)
+    return rules if rules else None
 
 
-def _level_of(
+def level_of(
     folder: str, names: set[str] | None = None, seen: list[str] | None = None
 ) -> _Level | None:
     """The rules of `folder` (None when it has none and no .git); `names`: its entries when known
@@ -109,7 +101,7 @@ def _level_of(
         if seen is not None:
             seen.append(level.base + kind)
         rules = _read_rules(level.base + kind)
-        if rules:
+        if rules is not None:
             level.rules[kind] = rules
     git = level.base + ".git"
     level.has_git = (".git" in names) if names is not None else os.path.lexists(git)
@@ -117,7 +109,7 @@ def _level_of(
         if seen is not None:
             seen.append(git + "/info/exclude")
         rules = _read_rules(git + "/info/exclude")
-        if rules:
+        if rules is not None:
             level.rules["exclude"] = rules
     return level if level.rules or level.has_git else None
 
@@ -125,21 +117,31 @@ def _level_of(
 class IgnoreRules:
     """The ignore rules in force for the entries of one folder (its own and its ancestors')."""
 
-    __slots__ = ("_chain", "_checks")
+    __slots__ = ("_chain", "checks", "fast", "fast_negated")
 
     def __init__(self, chain: tuple[_Level, ...]) -> None:
         self._chain = chain  # deepest first
         # Flattened once per folder, in ripgrep's precedence: every level's .rgignore (deepest
         # first), then .ignore, then .gitignore and exclude (up to the first repository top).
-        checks: list[tuple[str, list[_Rule], re.Pattern[str]]] = []
+        checks: list[tuple[int, RuleSet]] = []
         for kind in (*_KINDS, "exclude"):
             for level in chain:
                 rules = level.rules.get(kind)
-                if rules:
-                    checks.append((level.base, rules, _any_of(rules)))
+                if rules is not None:
+                    checks.append((len(level.base), rules))
                 if level.has_git and kind in _GIT_KINDS:
                     break
-        self._checks = tuple(checks)
+        #: (length of the rules' folder with its slash, rules), in the order they decide.
+        self.checks = tuple(checks)
+        # The common case, one ignore file of basename patterns (`*.log`, `build/`): the walker
+        # decides with one regex call per entry. None: use `checks`.
+        self.fast: tuple[_Alternation | None, _Alternation | None] | None = None
+        self.fast_negated: tuple[bool, ...] = ()
+        if not checks:
+            self.fast = (None, None)
+        elif len(checks) == 1 and checks[0][1].by_path == (None, None):
+            self.fast = checks[0][1].by_name
+            self.fast_negated = checks[0][1].negated
 
     @classmethod
     def above(cls, folder: Path, seen: list[str] | None = None) -> IgnoreRules:
@@ -149,7 +151,7 @@ class IgnoreRules:
         while True:
             # Only the ignore files count here (present or not): a busy folder above, like /tmp,
             # changes its own stamp all the time without changing what is listed below.
-            level = _level_of(str(current), seen=seen)
+            level = level_of(str(current), seen=seen)
             if level is not None:
                 chain.append(level)
             if current.parent == current:
@@ -161,21 +163,17 @@ class IgnoreRules:
         return self if level is None else IgnoreRules((level, *self._chain))
 
     def ignored(self, abs_path: str, is_dir: bool) -> bool:
-        for base, rules, quick in self._checks:
-            rel = abs_path[len(base) :]
-            path = rel + "/" if is_dir else rel
-            if quick.search(path) is None:  # most paths match no pattern of a file at all
-                continue
-            verdict = _last_match(rules, path)
-            if verdict is not None:
-                return verdict
-        return False
+        return _ignored(self.checks, abs_path, abs_path.rfind("/") + 1, is_dir)
 
 
-def _any_of(rules: list[_Rule]) -> re.Pattern[str]:
-    """One regex that matches wherever any rule might (a quick first filter; rules decide)."""
-    parts = [re.sub(r"\(\?P<[^>]+>", "(?:", rule.regex.pattern) for rule in rules]
-    return re.compile("|".join(f"(?:{part})" for part in parts))
+def _ignored(
+    checks: tuple[tuple[int, RuleSet], ...], path: str, name_at: int, is_dir: bool
+) -> bool:
+    for start, rules in checks:
+        verdict = rules.verdict(path, start, name_at, is_dir)
+        if verdict is not None:
+            return verdict
+    return False
 
 
 class GlobFilter:
@@ -190,9 +188,12 @@ class GlobFilter:
             text = text[1:]
         try:
             expanded = bracex.expand(text, limit=256)
-        except (ValueError, RuntimeError) as exc:
-            raise ValueError(f"The glob {glob!r} cannot be expanded: {exc}") from None
-        self._rules = _compile(expanded)
+        except (ValueError, RuntimeError, bracex.ExpansionLimitException) as exc:
+            raise ValueError(
+                f"The glob {glob!r} cannot be expanded ({exc}): use fewer {{a,b}} alternatives, "
+                "or call list_files once per pattern."
+            ) from None
+        self._rules = compile_rules(expanded)
         if not self._rules:
             raise ValueError(
                 f"The glob {glob!r} matches nothing: use a pattern such as '*.py' or 'src/**/*.ts'."
@@ -200,8 +201,10 @@ class GlobFilter:
 
     def decide(self, rel: str, is_dir: bool) -> bool | None:
         """True: take it, False: skip it, None: leave it to the ignore rules."""
-        path = rel + "/" if is_dir else rel
-        hit = any(rule.matches(path) for rule in self._rules)
+        return self._decide(rel, rel.rfind("/") + 1, is_dir)
+
+    def _decide(self, rel: str, name_at: int, is_dir: bool) -> bool | None:
+        hit = self._rules.verdict(rel, 0, name_at, is_dir) is not None
         if self.negated:
             return False if hit else None
         if hit:
@@ -222,17 +225,32 @@ def walk_files(
     particular order. `root` and `start` are real paths, `start` inside `root`. `seen` collects
     the folders scanned and the ignore files consulted: while none of them changes, neither does
     the list of files."""
+    for batch in walk_batches(root, start, glob=glob, cancel=cancel, deadline=deadline, seen=seen):
+        yield from batch
 
+
+def walk_batches(
+    root: Path,
+    start: Path,
+    *,
+    glob: GlobFilter | None = None,
+    cancel: CancelToken | None = None,
+    deadline: float | None = None,
+    seen: list[str] | None = None,
+) -> Iterator[list[str]]:
+    """`walk_files`, one list per folder (what a listing of 20,000 files wants: the per-file work
+    is the cost of a walk, so the loop below is kept to a few calls per entry)."""
     root_s = str(root)
     start_s = str(start)
     if os.path.isfile(start_s) and not os.path.islink(start_s):
         if seen is not None:
             seen.append(start_s)
-        yield _rel(root_s, start_s)
+        yield [_rel(root_s, start_s)]
         return
     base_rules = IgnoreRules.above(start.parent, seen) if start != Path("/") else IgnoreRules(())
+    skip = len(root_s) + 1  # a path relative to root
     stack: list[tuple[str, IgnoreRules]] = [(start_s, base_rules)]
-    checked = 0
+    budget = _CHECK_EVERY
     while stack:
         folder, rules_above = stack.pop()
         try:
@@ -240,39 +258,51 @@ def walk_files(
                 entries = list(it)
         except OSError:
             continue
-        names = {entry.name for entry in entries}
         if seen is not None:
             seen.append(folder)
-        rules = rules_above.below(_level_of(folder, names, seen))
+        budget -= len(entries)
+        if budget <= 0:
+            budget = _CHECK_EVERY
+            if cancel is not None and cancel.is_set():
+                raise WalkCancelled("cancelled")
+            if deadline is not None and time.monotonic() > deadline:
+                raise WalkCancelled("timeout")
+        names = {entry.name for entry in entries}
+        rules = rules_above.below(level_of(folder, names, seen))
+        checks, fast, negated = rules.checks, rules.fast, rules.fast_negated
+        name_at = len(folder) + 1
+        found: list[str] = []
         for entry in entries:
-            checked += 1
-            if checked % 512 == 0:
-                if cancel is not None and cancel.is_set():
-                    raise WalkCancelled("cancelled")
-                if deadline is not None and time.monotonic() > deadline:
-                    raise WalkCancelled("timeout")
-            name = entry.name
-            if name == ".git":
-                continue
             try:
-                if entry.is_symlink():
-                    continue
-                is_dir = entry.is_dir(follow_symlinks=False)
-                if not is_dir and not entry.is_file(follow_symlinks=False):
-                    continue  # FIFOs, sockets, devices
+                if entry.is_file(follow_symlinks=False):
+                    is_dir = False
+                elif entry.is_dir(follow_symlinks=False):
+                    is_dir = True
+                else:
+                    continue  # symbolic links, FIFOs, sockets, devices
             except OSError:
                 continue
+            if entry.name == ".git":
+                continue
             path = entry.path
-            rel = path[len(root_s) + 1 :]
-            verdict = glob.decide(rel, is_dir) if glob is not None else None
+            verdict = glob._decide(path[skip:], name_at - skip, is_dir) if glob else None
             if verdict is False:
                 continue
-            if verdict is None and rules.ignored(path, is_dir):
-                continue
+            if verdict is None:
+                if fast is not None:
+                    pair = fast[is_dir]
+                    if pair is not None:
+                        hit = pair[0].match(path, name_at)
+                        if hit is not None and not negated[pair[1][hit.lastindex or 0]]:
+                            continue
+                elif _ignored(checks, path, name_at, is_dir):
+                    continue
             if is_dir:
                 stack.append((path, rules))
             else:
-                yield rel
+                found.append(path[skip:])
+        if found:
+            yield found
 
 
 def _rel(root: str, path: str) -> str:

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .ignore import GlobFilter, WalkCancelled, walk_files
+from .ignore import GlobFilter, WalkCancelled, walk_batches
 from .seams import CancelToken
 
 __all__ = ["Listing", "ListingCache", "ListingStopped", "list_paths"]
@@ -98,12 +98,12 @@ def list_paths(
     t0 = time.time_ns()
     deadline = time.monotonic() + timeout_s
     try:
-        for rel in walk_files(
+        for batch in walk_batches(
             root, start, glob=matcher, cancel=cancel, deadline=deadline, seen=seen
         ):
-            found.append(rel)
+            found += batch
             if len(found) >= scan_limit:
-                return Listing(sorted(found), False)
+                return Listing(sorted(found)[:scan_limit], False)
     except WalkCancelled as exc:
         raise ListingStopped(str(exc)) from None
     found.sort()

@@ -1,7 +1,9 @@
-"""A helper process (ripgrep) read line by line, stopped on cancel or timeout."""
+"""A helper process (ripgrep) read line by line, stopped on cancel or timeout; its input, if any,
+written by a thread of its own (a process blocked on a full output pipe never blocks our writes)."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import threading
 import time
@@ -26,13 +28,14 @@ class StreamedRun:
     cwd: Path
     cancel: CancelToken | None = None
     timeout_s: float = 60.0
+    input: bytes | None = None
 
     def __post_init__(self) -> None:
         self.stopped: str | None = None  # "cancelled" | "timeout" once we killed it
         self._proc = subprocess.Popen(
             self.args,
             cwd=self.cwd,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if self.input is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
@@ -42,8 +45,21 @@ class StreamedRun:
             threading.Thread(target=self._drain, daemon=True),
             threading.Thread(target=self._watch, daemon=True),
         ]
+        if self.input is not None:
+            self._threads.append(threading.Thread(target=self._feed, daemon=True))
         for thread in self._threads:
             thread.start()
+
+    def _feed(self) -> None:
+        stream = self._proc.stdin
+        assert stream is not None and self.input is not None
+        try:
+            stream.write(self.input)
+        except (OSError, ValueError):
+            pass  # it stopped reading (killed, or done: `--max-count` reached)
+        finally:
+            with contextlib.suppress(OSError):
+                stream.close()
 
     def _drain(self) -> None:
         stream = self._proc.stderr

@@ -4,6 +4,10 @@ Both backends see the same files (see ignore.py), treat a file with a NUL byte a
 ripgrep does (searched only up to the 64 KiB block that holds the first NUL), skip files over the size
 cap, search line by line (a match never spans lines), and report at most `max_per_file` lines per
 file; results are sorted by path and line, so the model gets the same answer from either.
+
+The time limit holds for the whole call, not per file: ripgrep is killed at the deadline, and the
+pure-Python search matches a regex in a child process killed at the same deadline
+(`untrusted_regex.py`), since Python's backtracking `re` can spend years on one line.
 """
 
 from __future__ import annotations
@@ -11,7 +15,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +26,20 @@ from .process import StreamedRun
 from .ripgrep import BASE_FLAGS
 from .seams import CancelToken
 from .textfile import BOM
+from .untrusted_regex import RegexProcess, RegexRefused, RegexStopped
 
-__all__ = ["Hit", "SearchError", "SearchResult", "SearchStopped", "buffer_hits", "search"]
+__all__ = [
+    "Hit",
+    "SearchError",
+    "SearchResult",
+    "SearchStopped",
+    "bad_regex",
+    "hit_in",
+    "literal_lines",
+    "ripgrep_hits",
+    "search",
+    "start_regex",
+]
 
 _BLOCK = 64 * 1024
 
@@ -34,7 +49,8 @@ class SearchError(ValueError):
 
 
 class SearchStopped(Exception):
-    """The search was cancelled or ran out of time (`str(exc)`: "cancelled" or "timeout")."""
+    """The search was cancelled or ran out of time (`str(exc)`: "cancelled", "timeout", or
+    "regex-timeout" when a regex in Python's backtracking engine was what ran out of time)."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +74,7 @@ class _Spec:
     collect_limit: int
     max_filesize: int
     cancel: CancelToken | None
-    timeout_s: float
+    deadline: float  # time.monotonic() by which the whole call ends
 
 
 @dataclass
@@ -82,8 +98,12 @@ def search(
     max_filesize: int,
     cancel: CancelToken | None = None,
     timeout_s: float = 60.0,
+    deadline: float | None = None,
 ) -> SearchResult:
-    """Lines under `start` (a real path inside `root`) matching `query`, sorted by path and line."""
+    """Lines under `start` (a real path inside `root`) matching `query`, sorted by path and line.
+    The call ends by `deadline` (`time.monotonic()`), else `timeout_s` from now."""
+    if deadline is None:
+        deadline = time.monotonic() + timeout_s
     if not query:
         raise SearchError("The query is empty: pass the text (or regex) to look for.")
     if "\n" in query or "\r" in query:
@@ -94,7 +114,7 @@ def search(
     matcher = GlobFilter(glob) if glob else None
     if start.is_file():
         _refuse_binary(root, start)
-    spec = _Spec(query, regex, glob, max_per_file, collect_limit, max_filesize, cancel, timeout_s)
+    spec = _Spec(query, regex, glob, max_per_file, collect_limit, max_filesize, cancel, deadline)
     if rg is not None:
         result = _with_ripgrep(root, start, spec, rg)
     else:
@@ -112,7 +132,7 @@ def _refuse_binary(root: Path, path: Path) -> None:
         raise SearchError(f"{_rel(root, path)} is a binary file; it is not searched.")
 
 
-def _bad_regex(query: str, detail: str) -> SearchError:
+def bad_regex(query: str, detail: str) -> SearchError:
     detail = " ".join(detail.split())
     return SearchError(
         f"The regex {query!r} is invalid ({detail}). Fix it, or pass regex=false to search for "
@@ -143,14 +163,14 @@ def _with_ripgrep(root: Path, start: Path, spec: _Spec, rg: str) -> SearchResult
     args += ["--glob", "!.git", "--regexp", query]
     if start != root:
         args += ["--", os.path.relpath(start, root)]
-    run = StreamedRun(args, root, spec.cancel, spec.timeout_s)
+    run = StreamedRun(args, root, spec.cancel, max(0.0, spec.deadline - time.monotonic()))
     result = SearchResult()
     per_file: dict[str, int] = {}
     try:
         for raw in run.lines():
             if not raw.startswith(b'{"type":"match"'):
                 continue
-            hit = _hit_from_json(raw)
+            hit = hit_of(raw)
             if hit is None:
                 continue
             seen = per_file.get(hit.path, 0) + 1
@@ -168,7 +188,7 @@ def _with_ripgrep(root: Path, start: Path, spec: _Spec, rg: str) -> SearchResult
         raise SearchStopped(run.stopped)
     if code == 2 and result.complete and not result.hits:
         if "regex parse error" in stderr or "not allowed in a regex" in stderr:
-            raise _bad_regex(query, stderr.replace("regex parse error:", ""))
+            raise bad_regex(query, stderr.replace("regex parse error:", ""))
         raise SearchError(f"ripgrep failed: {stderr.strip()[:500]}")
     return result
 
@@ -179,7 +199,43 @@ def _text_of(part: dict[str, str]) -> str:
     return base64.b64decode(part.get("bytes", "")).decode("utf-8", errors="replace")
 
 
-def _hit_from_json(raw: bytes) -> Hit | None:
+def ripgrep_hits(
+    rg: str,
+    rel: str,
+    data: bytes,
+    query: str,
+    *,
+    regex: bool,
+    max_per_file: int,
+    cancel: CancelToken | None,
+    deadline: float,
+) -> tuple[list[Hit], bool]:
+    """The hits of one text (an unsaved editor buffer) as ripgrep finds them, fed on stdin: the
+    same engine and the same lines as the search of the files; True when more lines match than
+    `max_per_file`."""
+    args = [rg, "--json", *BASE_FLAGS, "--encoding", "none", "--max-count", str(max_per_file + 1)]
+    if not regex:
+        args.append("--fixed-strings")
+    args += ["--regexp", query, "-"]
+    run = StreamedRun(args, Path(os.sep), cancel, max(0.0, deadline - time.monotonic()), data)
+    hits: list[Hit] = []
+    try:
+        for raw in run.lines():
+            if raw.startswith(b'{"type":"match"'):
+                hit = hit_of(raw)
+                if hit is not None:
+                    hits.append(Hit(rel, hit.line, hit.text, hit.column))
+    finally:
+        code, stderr = run.close()
+    if run.stopped:
+        raise SearchStopped(run.stopped)
+    if code == 2 and not hits:
+        raise bad_regex(query, stderr.replace("regex parse error:", ""))
+    return hits[:max_per_file], len(hits) > max_per_file
+
+
+def hit_of(raw: bytes) -> Hit | None:
+    """The hit of one `rg --json` match line (None when it cannot be read)."""
     try:
         data = json.loads(raw)["data"]
         path = _text_of(data["path"])
@@ -199,10 +255,11 @@ def _hit_from_json(raw: bytes) -> Hit | None:
         column = len(raw_line[:start_byte].decode("utf-8", errors="replace"))
     if path.startswith("./"):
         path = path[2:]
-    return _hit(path, line_number, line, column)
+    return hit_in(path, line_number, line, column)
 
 
-def _hit(path: str, line_number: int, line: str, column: int) -> Hit:
+def hit_in(path: str, line_number: int, line: str, column: int) -> Hit:
+    """A hit as shown: line break and trailing blanks dropped, a BOM on line 1 left out."""
     line = line.rstrip("\n").rstrip("\r")
     if line_number == 1 and line.startswith(BOM):
         line = line[1:]
@@ -214,15 +271,53 @@ def _hit(path: str, line_number: int, line: str, column: int) -> Hit:
 
 
 def _with_python(root: Path, start: Path, spec: _Spec, matcher: GlobFilter | None) -> SearchResult:
-    query, max_per_file, cancel = spec.query, spec.max_per_file, spec.cancel
-    pattern: re.Pattern[str] | None = None
+    query, max_per_file, cancel, deadline = (
+        spec.query,
+        spec.max_per_file,
+        spec.cancel,
+        spec.deadline,
+    )
+    matcher_process: RegexProcess | None = None
     if spec.regex:
-        try:
-            pattern = re.compile(query, re.MULTILINE)
-        except re.error as exc:
-            raise _bad_regex(query, str(exc)) from None
+        matcher_process = start_regex(query, max_per_file + 1, deadline, cancel)
+    try:
+        return _python_files(root, start, spec, matcher, matcher_process)
+    except RegexStopped as exc:
+        raise SearchStopped("regex-timeout" if str(exc) == "timeout" else str(exc)) from None
+    finally:
+        if matcher_process is not None:
+            matcher_process.close()
+
+
+def start_regex(
+    query: str, limit: int, deadline: float, cancel: CancelToken | None
+) -> RegexProcess:
+    """The child process that matches `query` (see untrusted_regex.py); SearchError when Python
+    cannot compile it, SearchStopped when the deadline passes or the turn is cancelled first."""
+    try:
+        return RegexProcess(query, limit=limit, deadline=deadline, cancel=cancel)
+    except RegexRefused as exc:
+        raise bad_regex(query, str(exc)) from None
+    except RegexStopped as exc:
+        raise SearchStopped(str(exc)) from None
+    except OSError as exc:
+        raise SearchError(f"The regex search could not start: {exc}.") from None
+
+
+def _python_files(
+    root: Path,
+    start: Path,
+    spec: _Spec,
+    matcher: GlobFilter | None,
+    matcher_process: RegexProcess | None,
+) -> SearchResult:
+    query, max_per_file, cancel, deadline = (
+        spec.query,
+        spec.max_per_file,
+        spec.cancel,
+        spec.deadline,
+    )
     needle = query.encode("utf-8")
-    deadline = time.monotonic() + spec.timeout_s
     result = SearchResult()
     root_s = str(root)
     try:
@@ -242,15 +337,15 @@ def _with_python(root: Path, start: Path, spec: _Spec, matcher: GlobFilter | Non
                 data = data[: (nul // _BLOCK) * _BLOCK]
                 data = data[: data.rfind(b"\n") + 1]
             hits = (
-                _regex_lines(data, pattern, max_per_file + 1)
-                if pattern is not None
-                else _literal_lines(data, needle, max_per_file + 1)
+                matcher_process.lines(data)
+                if matcher_process is not None
+                else literal_lines(data, needle, max_per_file + 1)
             )
             for number, (line_no, line, column) in enumerate(hits):
                 if number >= max_per_file:
                     result.more_in.add(rel)
                     break
-                result.hits.append(_hit(rel, line_no, line, column))
+                result.hits.append(hit_in(rel, line_no, line, column))
                 if len(result.hits) >= spec.collect_limit:
                     result.complete = False
                     return result
@@ -259,23 +354,7 @@ def _with_python(root: Path, start: Path, spec: _Spec, matcher: GlobFilter | Non
     return result
 
 
-def buffer_hits(
-    rel: str, text: str, query: str, pattern: re.Pattern[str] | None, max_per_file: int
-) -> tuple[list[Hit], bool]:
-    """The hits of one file's text held in memory (an unsaved editor buffer), matched as the
-    pure-Python search matches a file (`pattern` None: `query` literally); True when more lines
-    match than `max_per_file`."""
-    data = text.encode("utf-8", errors="surrogateescape")
-    lines = (
-        _regex_lines(data, pattern, max_per_file + 1)
-        if pattern is not None
-        else _literal_lines(data, query.encode("utf-8"), max_per_file + 1)
-    )
-    hits = [_hit(rel, line_no, line, column) for line_no, line, column in lines[:max_per_file]]
-    return hits, len(lines) > max_per_file
-
-
-def _literal_lines(data: bytes, needle: bytes, limit: int) -> list[tuple[int, str, int]]:
+def literal_lines(data: bytes, needle: bytes, limit: int) -> list[tuple[int, str, int]]:
     found: list[tuple[int, str, int]] = []
     pos = data.find(needle)
     line_no = 1
@@ -291,43 +370,6 @@ def _literal_lines(data: bytes, needle: bytes, limit: int) -> list[tuple[int, st
         found.append((line_no, raw.decode("utf-8", errors="replace"), column))
         pos = data.find(needle, end + 1) if end < len(data) else -1
     return found
-
-
-def _regex_lines(data: bytes, pattern: re.Pattern[str], limit: int) -> list[tuple[int, str, int]]:
-    """Lines where `pattern` matches within the line alone (as ripgrep's line-oriented search).
-
-    The whole text is searched for speed; a match that runs past its line's end is checked again
-    on that line alone, so `\\s+` or `[^x]*` never join two lines.
-    """
-    text = data.decode("utf-8", errors="surrogateescape")
-    found: list[tuple[int, str, int]] = []
-    pos = 0
-    line_no = 1
-    counted_to = 0
-    while len(found) < limit:
-        match = pattern.search(text, pos)
-        if match is None or (match.start() == len(text) and (not text or text[-1] == "\n")):
-            break
-        start = text.rfind("\n", 0, match.start()) + 1
-        end = text.find("\n", match.start())
-        end = len(text) if end < 0 else end
-        line = text[start:end]
-        line_no += text.count("\n", counted_to, start)
-        counted_to = start
-        if match.end() <= end:
-            found.append((line_no, _shown(line), match.start() - start))
-        else:
-            own = pattern.search(line)
-            if own is not None:
-                found.append((line_no, _shown(line), own.start()))
-        if end >= len(text):
-            break
-        pos = end + 1
-    return found
-
-
-def _shown(line: str) -> str:
-    return line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _rel(root: Path, path: Path) -> str:

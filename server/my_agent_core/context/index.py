@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
-from my_agent_core.coding_tools.ignore import IgnoreRules, WalkCancelled, walk_files
+from my_agent_core.coding_tools.ignore import IgnoreRules, WalkCancelled, level_of, walk_files
 from my_agent_core.coding_tools.ripgrep import BASE_FLAGS
 from my_agent_core.context.events import FileEvent, IndexChange
 from my_agent_core.context.files import CONTEXT_FILE_NAMES, ContextText, read_context_texts
@@ -54,6 +54,9 @@ REBUILD_AT = 500
 MANIFEST_MAX_BYTES = 1024 * 1024
 _MAX_RENAMES = 1000
 _RULES_MEMO = 512
+#: No path longer than this can exist (Linux's PATH_MAX): such a "path" in a note is not asked about
+#: the disk, and a walk down its folders (each with its ignore files) is never started.
+PATH_MAX = 4096
 _IGNORE_FILES = frozenset({".gitignore", ".ignore", ".rgignore"})
 _WATCHED = frozenset({NPM_NAME, *MAKE_NAMES, *JUST_NAMES, *CONTEXT_FILE_NAMES})
 _BUILD_TIMEOUT_S = 120.0
@@ -173,7 +176,7 @@ class WorkspaceIndex:
         folder never exists here."""
         if self.has_file(rel) or self.has_dir(rel):
             return True
-        if not os.path.lexists(os.path.join(self._root, rel)):
+        if len(rel) > PATH_MAX or not os.path.lexists(os.path.join(self._root, rel)):
             return False  # one lstat for the usual answer: missing
         parent, _, name = rel.rstrip("/").rpartition("/")
         try:
@@ -193,6 +196,8 @@ class WorkspaceIndex:
         """The ignore rules exclude `rel` (or a folder above it): a build output, a local file,
         something a clean checkout does not have."""
         path = rel.rstrip("/")
+        if len(path) > PATH_MAX:
+            return False
         with self._lock:  # a name in a note may be a file or a folder (`dist/` ignores a folder)
             return not self._visible(path, is_dir=True) or (
                 not rel.endswith("/") and not self._visible(path, is_dir=False)
@@ -203,6 +208,8 @@ class WorkspaceIndex:
         the new path exists; else None."""
         with self._lock:
             probe = rel.rstrip("/")
+            if not self._renames or len(probe) > PATH_MAX:
+                return None
             new = self._renames.get(probe)
             if new is None:
                 parts = probe.split("/")
@@ -354,25 +361,46 @@ class WorkspaceIndex:
         return True
 
     def _visible(self, rel: str, *, is_dir: bool) -> bool:
-        """Whether the walker would list `rel`: neither it nor a folder above it is ignored."""
+        """Whether the walker would list `rel`: neither it nor a folder above it is ignored. The
+        rules are carried down one folder at a time (each folder's ignore files read once and
+        remembered); below a folder that does not exist there are no more ignore files to read."""
         parts = rel.split("/")
-        for depth in range(1, len(parts) + 1):
-            parent = "/".join(parts[: depth - 1])
-            rules = self._rules_of(parent)
-            path = os.path.join(self._root, *parts[:depth])
-            if rules.ignored(path, depth < len(parts) or is_dir):
+        rules = self._root_rules()
+        prefix = ""
+        path = self._root
+        on_disk = True
+        for depth, part in enumerate(parts):
+            last = depth == len(parts) - 1
+            path = f"{path}/{part}"
+            if rules.ignored(path, is_dir or not last):
                 return False
+            if last:
+                break
+            prefix = f"{prefix}/{part}" if prefix else part
+            if on_disk:
+                rules, on_disk = self._rules_below(rules, prefix, path)
         return True
 
-    def _rules_of(self, parent: str) -> IgnoreRules:
-        """The ignore rules in force for the entries of folder `parent` (memoised per folder)."""
-        rules = self._rules.get(parent)
+    def _root_rules(self) -> IgnoreRules:
+        """The ignore rules in force at the folder's root (its own and the folders' above)."""
+        rules = self._rules.get("")
         if rules is None:
-            if len(self._rules) >= _RULES_MEMO:
-                self._rules.clear()
-            folder = self.folder / parent if parent else self.folder
-            rules = self._rules[parent] = IgnoreRules.above(folder)
+            rules = self._rules[""] = IgnoreRules.above(self.folder)
         return rules
+
+    def _rules_below(self, above: IgnoreRules, prefix: str, path: str) -> tuple[IgnoreRules, bool]:
+        """The rules for the entries of folder `prefix` (at `path`), from those above it; False
+        when that folder is not a real folder of the workspace (nothing below has ignore files)."""
+        rules = self._rules.get(prefix)
+        if rules is not None:
+            return rules, True
+        if os.path.islink(path) or not os.path.isdir(path):
+            return above, False
+        rules = above.below(level_of(path))
+        if len(self._rules) >= _RULES_MEMO:
+            self._rules.clear()
+        self._rules[prefix] = rules
+        return rules, True
 
     def _remember_rename(self, old: str, new: str) -> None:
         if old == new:

@@ -30,6 +30,11 @@ NPM_NAME = "package.json"
 MAKE_NAMES = ("GNUmakefile", "makefile", "Makefile")
 JUST_NAMES = ("justfile", "Justfile", "JUSTFILE", ".justfile")
 _MAX_INCLUDE_DEPTH = 3
+#: Included files read per Makefile, all depths together (a file including itself a thousand times
+#: must not be read a billion times); past it the list is incomplete.
+_MAX_INCLUDES = 32
+#: `%` rules kept; a file with more is "we cannot tell".
+_MAX_PATTERNS = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +69,6 @@ def npm_scripts(text: str, source: str = NPM_NAME) -> TaskNames:
 
 # ------------------------------------------------------------------------------------ make
 
-_MAKE_RULE = re.compile(r"^(?P<targets>[^:=#\t][^:=#]*?)\s*(?P<sep>&?::?)(?!=)")
 _MAKE_INCLUDE = re.compile(r"^\s*(?:-include|sinclude|include)\s+(?P<files>.+)$")
 _MAKE_DEFINE = re.compile(r"^\s*define\b")
 _MAKE_ENDEF = re.compile(r"^\s*endef\b")
@@ -94,8 +98,29 @@ def make_targets(
     when it cannot be read: then the list is incomplete); included files are read up to three deep."""
     names: set[str] = set()
     patterns: list[re.Pattern[str]] = []
-    complete = _read_make(text, names, patterns, read_include, 0)
+    budget = [_MAX_INCLUDES]
+    complete = _read_make(text, names, patterns, read_include, 0, budget)
+    if len(patterns) > _MAX_PATTERNS:
+        return TaskNames(source, frozenset(names), False)
     return TaskNames(source, frozenset(names), complete, tuple(patterns))
+
+
+def _rule_targets(code: str) -> str | None:
+    """The targets of a rule line (`a b: deps`, `a &: deps`, `a:: deps`), or None when the line
+    is not a rule. Plain string search: the regex it replaces retried a long run of blanks from
+    each character (a Makefile line of 400,000 spaces took minutes)."""
+    if not code or code[0] in ":=#\t":
+        return None
+    colon = code.find(":")
+    if colon < 0:
+        return None
+    head = code[:colon]
+    if "=" in head or code[colon + 1 : colon + 2] == "=" or code[colon + 1 : colon + 3] == ":=":
+        return None  # `a = b:c`, `a := b`, `a ::= b`: assignments
+    if head.endswith("&"):
+        head = head[:-1]
+    head = head.rstrip()
+    return head or None
 
 
 def _read_make(
@@ -104,6 +129,7 @@ def _read_make(
     patterns: list[re.Pattern[str]],
     read_include: Callable[[str], str | None] | None,
     depth: int,
+    budget: list[int],
 ) -> bool:
     complete = True
     in_define = False
@@ -120,30 +146,38 @@ def _read_make(
         include = _MAKE_INCLUDE.match(code)
         if include:
             for name in include.group("files").split():
-                if "$" in name or read_include is None or depth >= _MAX_INCLUDE_DEPTH:
+                if (
+                    "$" in name
+                    or read_include is None
+                    or depth >= _MAX_INCLUDE_DEPTH
+                    or budget[0] <= 0
+                ):
                     complete = False
                     continue
+                budget[0] -= 1
                 included = read_include(name)
                 if included is None:
                     complete = False
                     continue
                 complete = (
-                    _read_make(included, names, patterns, read_include, depth + 1) and complete
+                    _read_make(included, names, patterns, read_include, depth + 1, budget)
+                    and complete
                 )
             continue
         if _MAKE_ASSIGN.match(code):
             continue
-        rule = _MAKE_RULE.match(code)
-        if rule is None:
+        targets = _rule_targets(code)
+        if targets is None:
             continue
-        for target in rule.group("targets").split():
+        for target in targets.split():
             if "$" in target:
                 complete = False  # a target named by a variable: could be anything
             elif target == "%" or target in _SPECIAL_ANY:
                 complete = False
             elif "%" in target:
-                stem = ".+".join(re.escape(part) for part in target.split("%", 1))
-                patterns.append(re.compile(stem))
+                if len(patterns) <= _MAX_PATTERNS:
+                    stem = ".+".join(re.escape(part) for part in target.split("%", 1))
+                    patterns.append(re.compile(stem))
             elif not target.startswith(".") or "/" in target:
                 names.add(target)
     return complete

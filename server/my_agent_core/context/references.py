@@ -70,15 +70,19 @@ _CONVENTION_NAMES = _words(
 )
 _SHELL_LANGS = frozenset({"", "sh", "bash", "zsh", "shell", "console", "terminal", "fish", "ps"})
 
+# Every regex here runs on text a clone or a model wrote, so none may retry a long run from each of
+# its characters (quadratic: a 32 KB entry took minutes): runs start at a run's first character
+# (look-behind) or are bounded ({0,63}: no URL scheme or mail name is longer).
 _URL = re.compile(
-    r"(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.)[^\s<>\"'`)\]]*"
-    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?::[\w./~-]+)?"  # e-mail, git@host:path
+    r"(?:[A-Za-z][A-Za-z0-9+.-]{0,63}://|www\.)[^\s<>\"'`)\]]*"
+    r"|[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)+(?::[\w./~-]+)?"  # e-mail, git@host:path
 )
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*$", re.MULTILINE)
-_INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+_INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _PROMPT_LINE = re.compile(r"^[ \t]*\$[ \t]+(.+)$", re.MULTILINE)
 _CANDIDATE = re.compile(
-    r"[A-Za-z0-9_.@+~/-]*[A-Za-z0-9_/](?P<suffix>(?::\d+){1,2}|#L\d+(?:-L?\d+)?)?"
+    r"(?<![A-Za-z0-9_.@+~/-])[A-Za-z0-9_.@+~/-]*[A-Za-z0-9_/]"
+    r"(?P<suffix>(?::\d+){1,2}|#L\d+(?:-L?\d+)?)?"
 )
 _LETTER = re.compile(r"[A-Za-z]")
 _BEFORE_OK = frozenset(" \t\n([{\"'`<=,;:*")
@@ -92,6 +96,9 @@ _ELSEWHERE_FLAGS = frozenset(
     {"-C", "-f", "--file", "--directory", "--makefile", "--justfile", "--working-directory", "-d"}
 )
 _NPM_ELSEWHERE = re.compile(r"[^\n;&|]*?(?:\s-w\b|\s--workspace\b|\s--prefix\b|\s-C\b)")
+_NEAR = 400  # characters around a command that can say it runs elsewhere
+_PATH_MAX = 4096  # Linux's limits on a path and on one of its names
+_NAME_MAX = 255
 _TARGET = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _RECIPE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -195,21 +202,24 @@ def _is_an_identifier_pair(path: str) -> bool:
 # ------------------------------------------------------------------------------------ masking
 
 
-def _blank(text: str, start: int, end: int) -> str:
-    """`text` with `[start:end]` replaced by spaces (line breaks kept), so offsets stay put."""
-    middle = "".join("\n" if ch == "\n" else " " for ch in text[start:end])
-    return text[:start] + middle + text[end:]
-
-
 def _mask(text: str) -> str:
-    """URLs, addresses and code blocks of other languages blanked out."""
-    out = text
-    for match in _URL.finditer(text):
-        out = _blank(out, match.start(), match.end())
-    for start, end, lang in _fences(text):
-        if lang not in _SHELL_LANGS:
-            out = _blank(out, start, end)
-    return out
+    """URLs, addresses and code blocks of other languages blanked out (in one pass over the text:
+    an entry of a thousand URLs is not copied a thousand times)."""
+    spans = [(m.start(), m.end()) for m in _URL.finditer(text)]
+    spans += [(start, end) for start, end, lang in _fences(text) if lang not in _SHELL_LANGS]
+    if not spans:
+        return text
+    parts: list[str] = []
+    done = 0
+    for start, end in sorted(spans):
+        start = max(start, done)
+        if end <= start:
+            continue
+        parts.append(text[done:start])
+        parts.append("".join("\n" if ch == "\n" else " " for ch in text[start:end]))
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def _fences(text: str) -> list[tuple[int, int, str]]:
@@ -252,6 +262,8 @@ def _path_at(text: str, match: re.Match[str]) -> tuple[PathRef, bool] | None:
     if not _bounded(text, start, end):
         return None
     raw = text[start : end - len(suffix)]
+    if len(raw) > _PATH_MAX or max(map(len, raw.split("/"))) > _NAME_MAX:
+        return None  # no file system here has such a path: `src/src/...` 7,000 folders deep
     sure = raw.startswith("./")
     if sure:
         start += 2
@@ -326,10 +338,9 @@ def _npm_commands(text: str) -> list[CommandRef]:
     found: list[CommandRef] = []
     for match in _NPM.finditer(text):
         name = match.group("name")
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        if _runs_elsewhere(text[line_start : match.start()]) or name.startswith("-"):
+        if _runs_elsewhere(_line_before(text, match.start())) or name.startswith("-"):
             continue
-        if _NPM_ELSEWHERE.match(text, match.end()):
+        if _NPM_ELSEWHERE.match(text, match.end(), match.end() + _NEAR):
             continue
         found.append(CommandRef(match.start("name"), match.end("name"), "npm", name))
     return found
@@ -340,15 +351,20 @@ def _code_commands(text: str, spans: list[tuple[int, int]]) -> list[CommandRef]:
     for span_start, span_end in spans:
         code = text[span_start:span_end]
         for match in _MAKE.finditer(code):
-            before = code[: match.start()]
-            line = before[before.rfind("\n") + 1 :]
-            if _runs_elsewhere(line):
+            if _runs_elsewhere(_line_before(code, match.start())):
                 continue
             tool: Literal["make", "just"] = "make" if match.group("tool") == "make" else "just"
             offset = span_start + match.start("args")
             for ref in _targets(tool, match.group("args"), offset, _words_check(tool)):
                 found[(ref.start, ref.end)] = ref
     return list(found.values())
+
+
+def _line_before(text: str, at: int) -> str:
+    """The text of the line before `at`, at most `_NEAR` characters of it: a flag or a `cd` that
+    far from the command is not about it, and a line of a thousand commands stays linear."""
+    start = max(text.rfind("\n", max(0, at - _NEAR), at) + 1, at - _NEAR)
+    return text[start:at]
 
 
 def _runs_elsewhere(before: str) -> bool:

@@ -18,6 +18,8 @@ in one entry re-checks that entry only, and the folder is never walked here.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,6 +40,8 @@ __all__ = [
     "WORKSPACE_CODES",
     "WorkspaceRules",
 ]
+
+logger = logging.getLogger(__name__)
 
 STALE_REFERENCE = "stale-reference"
 IN_CONTEXT_FILE = "in-context-file"
@@ -90,10 +94,24 @@ class WorkspaceRules:
 
     def lint_layout(self, layout: PieceLayout) -> list[Finding]:
         """The same on a file cut into pieces (the language server's live text: no re-parse)."""
+        findings, missing = self.known_findings(layout)
+        if not missing:
+            return findings
+        self.check_entries(missing)
+        return self.known_findings(layout)[0]
+
+    def known_findings(
+        self, layout: PieceLayout, *, stale_ok: bool = False
+    ) -> tuple[list[Finding], list[str]]:
+        """The findings of the entries already checked against the current workspace, and the
+        texts of the entries that are not (`check_entries` checks them). `stale_ok`: an entry last
+        checked against an older state of the workspace shows that check meanwhile (no flicker
+        while the language server re-checks it off its request loop)."""
         if len(layout) > MAX_CHARS:
-            return []
+            return [], []
         generation = self.index.generation if self.index is not None else 0
         findings: list[Finding] = []
+        missing: list[str] = []
         pieces = layout.chunks
         for piece in pieces:
             entry = piece.entry
@@ -103,15 +121,34 @@ class WorkspaceRules:
             source = piece.text[local_start : piece.local(entry.end)]
             cached = self._checked.get(source)
             if cached is None or cached[0] != generation:
-                if len(self._checked) >= _MAX_CACHED:
-                    self._checked.clear()
-                cached = self._checked[source] = (generation, tuple(self._claims(source)))
+                missing.append(source)
+                if cached is None or not stale_ok:
+                    continue
             if cached[1]:
                 start = layout.chunk_start(piece.index) + local_start
                 spot = _Spot(layout, pieces, piece, start, start + len(source))
                 findings.extend(_finding(spot, claim) for claim in cached[1])
         findings.sort(key=lambda f: (f.start, f.end, f.severity))
-        return findings
+        return findings, missing
+
+    def check_entries(self, sources: Iterable[str]) -> None:
+        """Check these entry texts against the workspace as it is now (the slow part: paths asked
+        of the index and the disk, commands of the task files, the context files' corpus); the
+        language server runs it on a worker thread. An entry whose check fails is left without
+        findings rather than retried for ever."""
+        generation = self.index.generation if self.index is not None else 0
+        for source in sources:
+            cached = self._checked.get(source)
+            if cached is not None and cached[0] == generation:
+                continue
+            try:
+                claims = tuple(self._claims(source))
+            except Exception:
+                logger.exception("workspace rules failed on an entry")
+                claims = ()
+            if len(self._checked) >= _MAX_CACHED:
+                self._checked.clear()
+            self._checked[source] = (generation, claims)
 
     # ------------------------------------------------------------------ per entry
 

@@ -7,6 +7,11 @@ thread (until it is ready only `volatile-content` applies), events that arrive m
 and applied after the build, and `on_change` is called whenever the answers may have changed (the
 build finished, a file appeared or vanished, a task file or a context file was edited). Editor
 agnostic: the language server converts `workspace/didChangeWatchedFiles` into `FileEvent`s.
+
+Checking the entries themselves (paths asked of the index and the disk, commands of the task files,
+the context files) also runs on a worker: `lint_layout`, called on the server's request loop,
+returns at once what is known and queues what is not; `on_change` says when the rest is in. So a
+cloned repository that makes the checks slow never keeps the server from answering requests.
 """
 
 from __future__ import annotations
@@ -50,6 +55,9 @@ class WorkspaceChecks:
         self._worker: threading.Thread | None = None
         self._index: WorkspaceIndex | None = None
         self._closed = False
+        self._claims_queue: list[tuple[WorkspaceRules, list[str]]] = []
+        self._claims_wanted: set[str] = set()
+        self._claims_worker: threading.Thread | None = None
         #: Rules usable at once: `volatile-content` only until the index is ready.
         self.rules = WorkspaceRules(None)
         self.ready = threading.Event()
@@ -139,8 +147,48 @@ class WorkspaceChecks:
                 logger.exception("workspace events of %s could not be applied", self.folder)
 
     def lint_layout(self, layout: PieceLayout) -> list[Finding]:
-        """The current rules on a file cut into pieces (the editor's live text)."""
-        return self.rules.lint_layout(layout)
+        """The current rules on a file cut into pieces (the editor's live text), without waiting:
+        entries not yet checked against the workspace (or checked against an older state of it,
+        whose findings show meanwhile) are checked on a worker, and `on_change` fires when done."""
+        rules = self.rules
+        if rules.index is None:  # only the text rules: nothing slow to wait for
+            return rules.lint_layout(layout)
+        findings, missing = rules.known_findings(layout, stale_ok=True)
+        if missing:
+            self._check_later(rules, missing)
+        return findings
+
+    def _check_later(self, rules: WorkspaceRules, sources: list[str]) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            fresh = [s for s in dict.fromkeys(sources) if s not in self._claims_wanted]
+            if not fresh:
+                return
+            self._claims_wanted.update(fresh)
+            self._claims_queue.append((rules, fresh))
+            if self._claims_worker is not None:
+                return
+            self._claims_worker = threading.Thread(
+                target=self._check_queued, name="workspace-rules", daemon=True
+            )
+            self._claims_worker.start()
+
+    def _check_queued(self) -> None:
+        while True:
+            with self._lock:
+                if not self._claims_queue or self._closed:
+                    self._claims_worker = None
+                    return
+                rules, sources = self._claims_queue.pop(0)
+            try:
+                rules.check_entries(sources)
+            except Exception:
+                logger.exception("workspace rules of %s failed", self.folder)
+            finally:
+                with self._lock:
+                    self._claims_wanted.difference_update(sources)
+            self._notify()
 
     def close(self) -> None:
         """Stop caring: a build still running is dropped, no more callbacks."""

@@ -26,7 +26,17 @@ __all__ = ["MIN_TOKENS", "ContextCorpus", "ContextMatch", "tokens"]
 MIN_TOKENS = 5
 _PRECISION = 0.85  # share of the entry's tokens found, in order, in the unit
 _RECALL = 0.6  # share of the unit's tokens the entry covers (else it is a small part of it)
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+# The start of an ATX heading; its title is cut by `_heading_title` (a regex `(.*?)\s*#*\s*$`
+# tries every split of a long line of blanks: minutes on one line of a cloned AGENTS.md).
+_HEADING = re.compile(r"\s{0,3}#{1,6}(?:\s+|$)")
+
+
+def _heading_title(line: str) -> str | None:
+    """The title of a Markdown heading line (closing `#`s dropped), or None for other lines."""
+    found = _HEADING.match(line)
+    if found is None:
+        return None
+    return line[found.end() :].rstrip().rstrip("#").rstrip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +75,12 @@ class ContextCorpus:
         start = 0
         lines = text.split("\n")
         for number, line in enumerate(lines, start=1):
-            found = _HEADING.match(line)
-            if found or not line.strip():
+            title = _heading_title(line)
+            if title is not None or not line.strip():
                 self._add_unit(name, start, paragraph, heading)
                 paragraph = []
-                if found:
-                    heading = tuple(tokens(found.group(1)))
+                if title is not None:
+                    heading = tuple(tokens(title))
                 continue
             if not paragraph:
                 start = number

@@ -28,7 +28,11 @@ _TIME = (
 _ZH = r"今天|今日|今晚|今早|昨天|明天|目前|现在|本周|这周|这个月|本月|上周|下周|刚才|最近"
 _VOLATILE = re.compile(rf"\b(?:{_EN})\b|{_TIME}|{_ZH}", re.IGNORECASE)
 _DATE_BEFORE = re.compile(r"\d{4}-\d{2}-\d{2}[ T]$")  # `2026-12-01 10:42`: dated, so it stays true
-_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)|^[ \t]{0,3}(```|~~~).*?^[ \t]{0,3}\2", re.S | re.M)
+# A code span opens at a whole run of backticks (look-behind): retrying from inside a long run of
+# them made this quadratic on a cloned or pasted entry.
+_CODE = re.compile(
+    r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)|^[ \t]{0,3}(```|~~~).*?^[ \t]{0,3}\2", re.S | re.M
+)
 
 
 @dataclass(frozen=True, slots=True)

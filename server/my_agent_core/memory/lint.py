@@ -144,7 +144,10 @@ class Finding:
 
 
 _EDGE_START = re.compile(f"^[\\s\ufeff]*{SECTION_SIGN}[{SECTION_SIGN}\\s\ufeff]*")
-_EDGE_END = re.compile(f"[\\s\ufeff]*{SECTION_SIGN}[{SECTION_SIGN}\\s\ufeff]*$")
+# Starts only where a run of blanks and signs starts: from inside a long one it was quadratic.
+_EDGE_END = re.compile(
+    f"(?<![{SECTION_SIGN}\\s\ufeff])[\\s\ufeff]*{SECTION_SIGN}[{SECTION_SIGN}\\s\ufeff]*$"
+)
 
 
 class LintCache:

@@ -13,6 +13,8 @@ an edited entry stands: a small edit keeps its place instead of moving to the en
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -33,11 +35,20 @@ __all__ = [
 #: An entry of a side pairs with a base entry it does not equal when difflib's ratio reaches this
 #: (difflib's own default for close matches): "uses pytest" -> "uses pytest -q" is an edit.
 SIMILARITY_CUTOFF = 0.6
-# Pairing compares every unmatched base entry with every unmatched side entry. Real memory files hold
-# a few dozen short entries; a hostile or absurd file must not make a merge quadratic in its size, so
-# beyond these bounds entries are matched by exact text only (placement may suffer, content never).
-_MAX_PAIRING_WORK = 4096
-_MAX_PAIRED_CHARS = 4000
+# Pairing compares unmatched base entries with unmatched side entries. difflib's ratio costs about
+# W = sum over characters of (count in a) * (count in b) steps and more on repetitive text (two
+# 4,000-char entries over two letters: seconds each), and git waits for the driver without a
+# limit. So the pairing is bounded, deterministically: each side entry is compared with its nearest
+# base entries only, a long entry by its head and tail only, and the whole merge spends at most
+# `_MAX_RATIOS` ratio calls and `_WORK_BUDGET` of W. Pairing only decides where an edited entry
+# stands and what is reported: an entry left unpaired reads as a removal plus an addition, which
+# keeps both versions, so the merged set of entries is the same either way (placement may suffer,
+# content never).
+_NEAREST = 16  # base entries each side entry is compared with, nearest positions first
+_WINDOW = 300  # a longer entry is compared by its first and last `_WINDOW` characters
+_MAX_RATIOS = 64  # per side
+_WORK_BUDGET = 150_000  # per side
+_MAX_LOOKS = 2048  # candidate pairs put through the cheap filters, per side
 
 
 class Side(str, Enum):
@@ -91,25 +102,45 @@ def match_entries(base: Sequence[str], side: Sequence[str]) -> Matching:
 def _similar_pairs(
     base: Sequence[str], side: Sequence[str], free_base: list[int], free_side: list[int]
 ) -> list[tuple[int, int]]:
-    if not free_base or not free_side or len(free_base) * len(free_side) > _MAX_PAIRING_WORK:
+    if not free_base or not free_side:
         return []
     candidates: list[tuple[float, int, int, int]] = []
+    ratios_left, work_left, looks_left = _MAX_RATIOS, _WORK_BUDGET, _MAX_LOOKS
+    counts: dict[int, Counter[str]] = {}
     matcher = SequenceMatcher(None, autojunk=False)
     for j in free_side:
-        if len(side[j]) > _MAX_PAIRED_CHARS:
-            continue
-        matcher.set_seq2(side[j])  # difflib caches what it learns about seq2: vary seq1 inside
-        for i in free_base:
-            if len(base[i]) > _MAX_PAIRED_CHARS:
+        if ratios_left <= 0 or work_left <= 0 or looks_left <= 0:
+            break
+        b_text = _compared(side[j])
+        b_counts = Counter(b_text)
+        seq2_set = False
+        nearest = _nearest(free_base, j, _NEAREST)
+        looks_left -= len(nearest)
+        for i in nearest:
+            a_text = _compared(base[i])
+            a_len, b_len = len(a_text), len(b_text)
+            if 2 * min(a_len, b_len) < SIMILARITY_CUTOFF * (a_len + b_len):
+                continue  # real_quick_ratio: the lengths alone rule it out
+            a_counts = counts.get(i)
+            if a_counts is None:
+                a_counts = counts[i] = Counter(a_text)
+            common = sum(min(n, b_counts[ch]) for ch, n in a_counts.items())
+            if 2 * common < SIMILARITY_CUTOFF * (a_len + b_len):
+                continue  # quick_ratio: the characters alone rule it out
+            work = sum(n * b_counts[ch] for ch, n in a_counts.items())
+            if ratios_left <= 0:
+                break
+            if work > work_left:
                 continue
-            matcher.set_seq1(base[i])
-            if (
-                matcher.real_quick_ratio() >= SIMILARITY_CUTOFF
-                and matcher.quick_ratio() >= SIMILARITY_CUTOFF
-            ):
-                ratio = matcher.ratio()
-                if ratio >= SIMILARITY_CUTOFF:
-                    candidates.append((-ratio, abs(i - j), i, j))
+            ratios_left -= 1
+            work_left -= work
+            if not seq2_set:
+                matcher.set_seq2(b_text)  # difflib caches what it learns about seq2
+                seq2_set = True
+            matcher.set_seq1(a_text)
+            ratio = matcher.ratio()
+            if ratio >= SIMILARITY_CUTOFF:
+                candidates.append((-ratio, abs(i - j), i, j))
     candidates.sort()
     used_base: set[int] = set()
     used_side: set[int] = set()
@@ -120,6 +151,18 @@ def _similar_pairs(
             used_side.add(j)
             pairs.append((i, j))
     return pairs
+
+
+def _compared(text: str) -> str:
+    """What the pairing compares of an entry: all of it, or the head and tail of a long one (an
+    edit of a long entry usually leaves most of both)."""
+    return text if len(text) <= 2 * _WINDOW else text[:_WINDOW] + text[-_WINDOW:]
+
+
+def _nearest(ordered: list[int], j: int, count: int) -> list[int]:
+    """The `count` values of the sorted list `ordered` closest to `j` (a window around it)."""
+    at = bisect_left(ordered, j)
+    return ordered[max(0, at - count // 2) : at + count - count // 2]
 
 
 @dataclass(frozen=True, slots=True)
