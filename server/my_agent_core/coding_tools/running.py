@@ -6,7 +6,7 @@ import signal
 from dataclasses import dataclass
 
 from .approval import ApprovalGate, ApprovalRequest
-from .commands import CommandOutcome, run_shell
+from .commands import CommandOutcome, OutputListener, run_shell
 from .files import refusal
 from .folder import Folder, WorkspaceError
 from .seams import CancelToken
@@ -21,6 +21,8 @@ class CommandTools:
     gate: ApprovalGate
     settings: WorkspaceSettings
     cancel: CancelToken | None = None
+    #: Hears the command's output while it runs (the editor shows it live); None: nobody watches.
+    on_output: OutputListener | None = None
 
     def run(self, command: str, timeout_s: float | None) -> str:
         if not command.strip():
@@ -58,6 +60,7 @@ class CommandTools:
                 output_bytes=self.settings.command_output_bytes,
                 cancel=self.cancel,
                 kill_grace_s=self.settings.kill_grace_s,
+                on_output=self.on_output,
             )
         except OSError as exc:
             raise WorkspaceError(

@@ -64,8 +64,9 @@ class Turn:
 
 @dataclass
 class EventRouter:
-    """The event hub of one session: the agent's `on_event`, the tools' `on_decision`, the memory
-    provider's `on_error`, and the current tool call (the `callId` of an approval)."""
+    """The event hub of one session: the agent's `on_event`, the tools' `on_decision` and
+    `on_output`, the memory provider's `on_error`, and the current tool call (the `callId` of an
+    approval or of a command's output)."""
 
     server: LoopServer
     session_id: str
@@ -85,6 +86,13 @@ class EventRouter:
     def on_decision(self, request: ApprovalRequest, decision: Decision) -> None:
         """Every approval decision (a settings pre-approval too) -> an `approval` event."""
         self.emit(approval_event(self.current_call, request, decision))
+
+    def on_command_output(self, stream: str, text: str) -> None:
+        """run_command's live output -> a `command_output` event of the running call, so the chat
+        shows it under the command's card while it runs (the tool result still carries it all)."""
+        self.emit(
+            {"kind": "command_output", "call_id": self.current_call, "stream": stream, "text": text}
+        )
 
     def on_provider_error(self, provider: str, message: str) -> None:
         """The memory manager's notices; a provider that BROKE is reported by the agent itself
