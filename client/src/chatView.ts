@@ -120,6 +120,18 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ChatSurface
             case 'deleteSession':
                 await this.chat.deleteSession(msg.sessionId);
                 return;
+            case 'retry':
+                await this.chat.retry(msg.turnId);
+                return;
+            case 'action':
+                await this.chat.runAction(msg.action);
+                return;
+            case 'openChange':
+                await this.chat.openChange(msg.callId);
+                return;
+            case 'openPath':
+                await this.chat.openPath({ path: msg.path, line: msg.line, endLine: msg.endLine });
+                return;
         }
     }
 

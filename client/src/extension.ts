@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { ChatController } from './chat/controller';
 import { PROPOSED_SCHEME, ProposedTextProvider } from './chat/proposed';
+import { readSetup } from './chat/setup';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chatView';
 import { registerCommands } from './commands';
 import { OpenBufferSync } from './common/bufferSync';
@@ -42,6 +43,18 @@ export function activate(context: vscode.ExtensionContext): void {
     const recallView = vscode.window.createTreeView(RECALL_VIEW_ID, { treeDataProvider: recall });
     recall.attach(recallView);
     let buffers: OpenBufferSync | undefined;
+    // What the chat shows before the first message (model, endpoint, key, trust), kept current.
+    const refreshSetup = (): void => {
+        void readSetup(context.secrets).then((setup) => chat.setSetup(setup));
+    };
+    // Restricted Mode: the Memory view says its files stay out of prompts (the chat shows a banner).
+    const trustNote = (): void => {
+        treeView.message = vscode.workspace.isTrusted
+            ? undefined
+            : vscode.l10n.t('Restricted Mode: these files are checked, but not used in prompts nor written by the agent until you trust this folder.');
+    };
+    refreshSetup();
+    trustNote();
 
     context.subscriptions.push(
         srv,
@@ -83,6 +96,9 @@ export function activate(context: vscode.ExtensionContext): void {
         chat.onDidChangeSession((sessionId) => void memory.setSession(sessionId)),
 
         vscode.workspace.onDidChangeConfiguration((e) => {
+            if (e.affectsConfiguration(`${SECTION}.model`) || e.affectsConfiguration(`${SECTION}.baseUrl`)) {
+                refreshSetup();
+            }
             if (needsRestart(e)) {
                 void srv.restart();
             } else if (e.affectsConfiguration(`${SECTION}.memory`)) {
@@ -92,10 +108,13 @@ export function activate(context: vscode.ExtensionContext): void {
         }),
         onApiKeyChanged(context.secrets, () => {
             log.info('API key changed: restarting the server');
+            refreshSetup();
             void srv.restart();
         }),
         vscode.workspace.onDidGrantWorkspaceTrust(() => {
             log.info('workspace trusted: restarting the server with memory enabled');
+            refreshSetup();
+            trustNote();
             void srv.restart();
         }),
         vscode.workspace.onDidChangeWorkspaceFolders(() => {

@@ -235,11 +235,12 @@ export type ChatEvent =
     | (EventBase & { kind: 'memory_changed'; target: Target; action: string; journalId?: string })
     | (EventBase & { kind: 'usage'; cacheDrop?: CacheDrop } & RequestUsage)
     | (EventBase & { kind: 'done'; reply: string; usage?: SessionUsage })
-    | (EventBase & { kind: 'error'; message: string })
+    | (EventBase & { kind: 'error'; message: string; errorKind?: string })
     | (EventBase & { kind: 'approval'; callId: string; approvalKind?: ApprovalKind; approved: boolean; reason: ApprovalReason })
     | (EventBase & { kind: 'compacted'; reason: CompactReason; before: number; after: number })
     | (EventBase & { kind: 'recall'; chars: number; items: number })
-    | (EventBase & { kind: 'provider_error'; provider: string; message: string });
+    | (EventBase & { kind: 'provider_error'; provider: string; message: string })
+    | (EventBase & { kind: 'command_output'; callId: string; stream: 'stdout' | 'stderr'; text: string });
 
 /**
  * Server -> client request `myAgent/chat/approve`, sent before an edit, a command or (with

@@ -2,7 +2,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { parseChatEvent, parseCompactResult, parseResume, parseSessionUsage } from '../chatEvents';
 import { turnsFromHistory } from '../chatHistory';
-import { isBusy } from '../chatModel';
+import { ContextChip, isBusy, pendingApprovals, SetupInfo } from '../chatModel';
 import { toContextRefs } from '../contextChips';
 import { errorMessage, isCancelled, isInvalidParams, isMethodNotFound } from '../common/errors';
 import { activeFolder, folderForUri } from '../common/folders';
@@ -16,12 +16,17 @@ import {
     MemoryStateResult,
     Methods,
 } from '../protocol';
+import { changedLines } from '../webview/toolView';
+import type { HostAction } from '../webview/messages';
 import { ApprovalBroker } from './approvals';
 import type { ChatServer, RequestClient } from './seams';
 import { activeEditorContext } from './editorContext';
-import { ProposedTextProvider } from './proposed';
+import { openWorkspacePath, OpenTarget, showAt } from './openPath';
+import { PROPOSED_SCHEME, ProposedTextProvider } from './proposed';
 import { SessionHistory } from './history';
+import { SETUP_SETTINGS_QUERY } from './setup';
 import { ChatStore } from './store';
+import { mergeRestored, TranscriptStore } from './transcripts';
 
 /**
  * The chat's behaviour, apart from its webview: sessions (start, send, stop, resume, compact, delete, the
@@ -33,6 +38,20 @@ import { ChatStore } from './store';
 export type { ChatServer, RequestClient } from './seams';
 
 export const LAST_SESSION_KEY = 'myAgent.chat.lastSession';
+
+/** Context keys: an approval waits (the keybindings), and the proposal documents of the waiting cards
+ * (the diff editor's Approve / Deny show only for those: `resourcePath in myAgent.chat.pendingProposals`). */
+export const HAS_PENDING_KEY = 'myAgent.chat.hasPending';
+export const PENDING_PROPOSALS_KEY = 'myAgent.chat.pendingProposals';
+
+function errorCode(e: unknown): number | undefined {
+    const code = (e as { code?: unknown } | undefined)?.code;
+    return typeof code === 'number' ? code : undefined;
+}
+
+function isUri(v: unknown): v is vscode.Uri {
+    return !!v && typeof v === 'object' && typeof (v as vscode.Uri).scheme === 'string' && typeof (v as vscode.Uri).path === 'string';
+}
 
 /** What the controller asks of the view. */
 export interface ChatSurface {
@@ -59,6 +78,9 @@ export class ChatController implements vscode.Disposable {
     private surface: ChatSurface | undefined;
     private readonly subs: vscode.Disposable[] = [];
     private readonly history: SessionHistory;
+    private readonly transcripts: TranscriptStore;
+    private saveTimer: ReturnType<typeof setTimeout> | undefined;
+    private contextKeys = '';
 
     constructor(
         private readonly server: ChatServer,
@@ -70,12 +92,62 @@ export class ChatController implements vscode.Disposable {
             {
                 currentSession: () => this.store.state.sessionId,
                 show: (request) => this.showApproval(request),
-                settle: (callId, status) => this.store.dispatch({ type: 'approvalDecided', callId, status }),
+                settle: (callId, status) => {
+                    this.store.dispatch({ type: 'approvalDecided', callId, status, at: Date.now() });
+                    // Decided (or gone): its diff would now show two equal sides.
+                    void this.proposals.closeDiff(callId);
+                },
             },
             getLog(),
         );
         this.history = new SessionHistory(this.store, server, (uri) => this.folderName(uri));
-        this.subs.push(server.onDidStop(() => this.onServerStopped()), this.store);
+        this.transcripts = new TranscriptStore(memento);
+        this.subs.push(
+            server.onDidStop(() => this.onServerStopped()),
+            this.store.onDidChange(() => this.afterChange()),
+            this.store,
+        );
+    }
+
+    private afterChange(): void {
+        this.updateContextKeys();
+        this.scheduleSave();
+    }
+
+    private updateContextKeys(): void {
+        const pending = pendingApprovals(this.store.state);
+        const paths = pending.map((p) => this.proposals.proposedPath(p.callId)).filter((p): p is string => !!p);
+        const key = JSON.stringify([pending.length > 0, paths]);
+        if (key === this.contextKeys) {
+            return;
+        }
+        this.contextKeys = key;
+        void vscode.commands.executeCommand('setContext', HAS_PENDING_KEY, pending.length > 0);
+        void vscode.commands.executeCommand('setContext', PENDING_PROPOSALS_KEY, paths);
+    }
+
+    /** Keeps the transcript (cards, notices, outcomes) for a reload; while a reply streams, once it settles. */
+    private scheduleSave(): void {
+        const state = this.store.state;
+        if (!state.sessionId || !state.turns.length) {
+            return;
+        }
+        clearTimeout(this.saveTimer);
+        this.saveTimer = setTimeout(() => this.saveTranscript(), isBusy(state) ? 2000 : 300);
+    }
+
+    private saveTranscript(): void {
+        clearTimeout(this.saveTimer);
+        this.saveTimer = undefined;
+        const { sessionId, turns } = this.store.state;
+        if (sessionId && turns.length) {
+            void this.transcripts.save(sessionId, turns);
+        }
+    }
+
+    /** What is configured (model, endpoint, key, trust): the setup state and the Restricted Mode banner. */
+    setSetup(setup: SetupInfo): void {
+        this.store.dispatch({ type: 'setup', setup });
     }
 
     get sessionId(): string | undefined {
@@ -107,7 +179,7 @@ export class ChatController implements vscode.Disposable {
         if (event.sessionId !== this.store.state.sessionId) {
             return;
         }
-        this.store.dispatch({ type: 'event', event });
+        this.store.dispatch({ type: 'event', event, at: Date.now() });
     }
 
     // ---- sessions ------------------------------------------------------------------------------------------
@@ -215,7 +287,8 @@ export class ChatController implements vscode.Disposable {
                 sessionId: r.sessionId,
                 folderName: r.folder ? this.folderName(r.folder) : '',
                 memory: r.memory,
-                turns: turnsFromHistory(r.messages),
+                // The transcript as the user saw it (cards, notes) where it matches the server's history.
+                turns: mergeRestored(turnsFromHistory(r.messages), this.transcripts.get(r.sessionId)),
                 notice: auto ? vscode.l10n.t('Reopened your last chat.') : undefined,
             });
             this.remember(r.sessionId);
@@ -262,7 +335,8 @@ export class ChatController implements vscode.Disposable {
 
     // ---- turns -------------------------------------------------------------------------------------------
 
-    async send(text: string): Promise<void> {
+    /** Sends a message; `context` replaces the waiting chips (a Retry resends its own). */
+    async send(text: string, context?: ContextChip[]): Promise<void> {
         if (this.restoring) {
             await this.restoring;
         }
@@ -289,12 +363,12 @@ export class ChatController implements vscode.Disposable {
             this.surface?.restoreDraft(text);
             return;
         }
-        const chips = this.store.state.attachments;
+        const chips = context ?? this.store.state.attachments;
         const params: ChatSendParams = { sessionId, message: text };
         if (chips.length) {
             params.context = toContextRefs(chips);
         }
-        this.store.dispatch({ type: 'userSent', text, context: chips });
+        this.store.dispatch({ type: 'userSent', text, context: chips, retry: context !== undefined });
         const cts = new vscode.CancellationTokenSource();
         this.pending = cts;
         try {
@@ -314,7 +388,7 @@ export class ChatController implements vscode.Disposable {
                 this.store.dispatch({ type: 'stopped' });
             } else {
                 getLog().warn(`chat/send: ${errorMessage(e)}`);
-                this.store.dispatch({ type: 'failed', message: errorMessage(e) });
+                this.store.dispatch({ type: 'failed', message: errorMessage(e), code: errorCode(e) });
             }
         } finally {
             if (this.pending === cts) {
@@ -324,6 +398,17 @@ export class ChatController implements vscode.Disposable {
             // The turn is over: a card still waiting can no longer be answered.
             this.approvals.cancelAll();
         }
+    }
+
+    /** Retry on a failed turn: it leaves the transcript and its message (with its context) is sent again. */
+    async retry(turnId: number): Promise<void> {
+        const state = this.store.state;
+        const turn = state.turns.find((t) => t.id === turnId);
+        if (!turn || turn.status !== 'error' || !turn.user || isBusy(state)) {
+            return;
+        }
+        this.store.dispatch({ type: 'dropTurn', id: turnId });
+        await this.send(turn.user, turn.context ?? []);
     }
 
     /** Stop: cancels the pending chat/send ($/cancelRequest) and every waiting approval; the session stays usable. */
@@ -389,6 +474,7 @@ export class ChatController implements vscode.Disposable {
         if (this.memento.get<string>(LAST_SESSION_KEY) === sessionId) {
             this.remember(undefined);
         }
+        void this.transcripts.forget(sessionId);
         if (isCurrent) {
             this.sessionFolder = undefined;
             this.store.dispatch({ type: 'sessionLost', notice: vscode.l10n.t('This chat was deleted: the next message starts a new one.') });
@@ -428,6 +514,67 @@ export class ChatController implements vscode.Disposable {
 
     decide(callId: string, approved: boolean): void {
         this.approvals.decide(callId, approved);
+    }
+
+    /**
+     * Approve / Deny from the keyboard or the diff editor's title bar: the proposal that editor shows (`arg`,
+     * else the active editor's), else the oldest waiting card. A proposal that no longer waits is never
+     * swapped for another card. Returns whether a card was decided.
+     */
+    decidePending(approved: boolean, arg?: unknown): boolean {
+        const waiting = pendingApprovals(this.store.state).map((p) => p.callId);
+        const shown = isUri(arg) ? arg : vscode.window.activeTextEditor?.document.uri;
+        const named = shown?.scheme === PROPOSED_SCHEME ? (this.proposals.callIdOf(shown) ?? '') : undefined;
+        const callId = named ?? waiting[0];
+        if (!callId || !waiting.includes(callId)) {
+            void vscode.window.showInformationMessage(
+                named !== undefined
+                    ? vscode.l10n.t('This proposal no longer waits for your answer.')
+                    : vscode.l10n.t('Nothing waits for your approval.'),
+            );
+            return false;
+        }
+        return this.approvals.decide(callId, approved);
+    }
+
+    /** "Open at the change" under an approved edit: the file, with the lines it changed selected. */
+    async openChange(callId: string): Promise<void> {
+        const part = this.store.state.turns
+            .flatMap((t) => t.parts)
+            .find((p) => p.kind === 'approval' && p.callId === callId && !p.reportOnly);
+        if (!part || part.kind !== 'approval') {
+            return;
+        }
+        const lines = changedLines(part.detail);
+        const file = this.proposals.fileOf(callId);
+        if (file) {
+            await showAt(file, lines?.start, lines?.end);
+        } else if (part.path) {
+            await openWorkspacePath({ path: part.path, line: lines?.start, endLine: lines?.end }, this.sessionFolder);
+        }
+    }
+
+    /** A workspace path in the agent's text (a link): opened in the editor, only inside a workspace folder. */
+    openPath(target: OpenTarget): Promise<boolean> {
+        return openWorkspacePath(target, this.sessionFolder);
+    }
+
+    /** The buttons of errors, the setup state and the Restricted Mode banner. */
+    async runAction(action: HostAction): Promise<void> {
+        switch (action) {
+            case 'setApiKey':
+                await vscode.commands.executeCommand('myAgent.setApiKey');
+                return;
+            case 'openSettings':
+                await vscode.commands.executeCommand('workbench.action.openSettings', SETUP_SETTINGS_QUERY);
+                return;
+            case 'showOutput':
+                await vscode.commands.executeCommand('myAgent.showOutput');
+                return;
+            case 'manageTrust':
+                await vscode.commands.executeCommand('workbench.trust.manage');
+                return;
+        }
     }
 
     async openDiff(callId: string): Promise<void> {
@@ -483,5 +630,8 @@ export class ChatController implements vscode.Disposable {
         this.pending?.cancel();
         this.approvals.cancelAll();
         this.subs.forEach((s) => s.dispose());
+        if (this.saveTimer !== undefined) {
+            this.saveTranscript(); // a window that closes keeps what it showed
+        }
     }
 }

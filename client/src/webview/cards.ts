@@ -4,7 +4,7 @@
  * from the server is escaped; pure (no DOM), shared by the webview bundle and the unit tests.
  */
 import type { ApprovalPart } from '../chatModel';
-import { escapeHtml, fmt, UiStrings } from './strings';
+import { escapeHtml, fmt, inlineCode, UiStrings } from './strings';
 
 export interface DiffStats {
     added: number;
@@ -102,8 +102,11 @@ function button(action: string, part: ApprovalPart, label: string, aria: string,
     );
 }
 
-/** One card. While pending it offers Approve, Deny and (for a file change) Open Diff; then it shows the outcome. */
-export function renderApproval(part: ApprovalPart, s: UiStrings): string {
+/**
+ * One card. While pending it offers Approve, Deny and (for a file change) Open Diff; then it shows the outcome.
+ * `outcome` is what the call did once decided (a command's output, the lines an edit changed), inside the card.
+ */
+export function renderApproval(part: ApprovalPart, s: UiStrings, outcome = ''): string {
     const status = escapeHtml(statusText(part, s));
     if (part.reportOnly) {
         return (
@@ -140,11 +143,15 @@ export function renderApproval(part: ApprovalPart, s: UiStrings): string {
             : diffButton
               ? `<div class="approval-actions">${diffButton.trim()}</div>`
               : '';
-    const title = part.title && part.title !== head && part.title !== part.path ? `<div class="approval-sub">${escapeHtml(part.title)}</div>` : '';
+    // A command's title repeats its command line, which the card shows in full.
+    const title =
+        part.title && part.title !== head && part.title !== part.path && part.approvalKind !== 'command'
+            ? `<div class="approval-sub">${inlineCode(part.title)}</div>`
+            : '';
     return (
-        `<div class="approval approval-${escapeHtml(part.approvalKind ?? 'action')} ${part.status}" role="group" ` +
-        `aria-label="${escapeHtml(head)}" data-call-id="${escapeHtml(part.callId)}">` +
-        `<div class="approval-head"><span class="approval-title">${escapeHtml(head)}</span> ` +
-        `<span class="approval-status" role="status">${status}</span></div>${title}${body}${actions}</div>`
+        `<div class="approval approval-${escapeHtml(part.approvalKind ?? 'action')} ${part.status}" role="group" tabindex="-1" ` +
+        `aria-label="${escapeHtml(head)}" data-call-id="${escapeHtml(part.callId)}" data-key="card:${escapeHtml(part.callId)}">` +
+        `<div class="approval-head"><span class="approval-title">${inlineCode(head)}</span> ` +
+        `<span class="approval-status" role="status">${status}</span></div>${title}${body}${actions}${outcome}</div>`
     );
 }
