@@ -237,13 +237,21 @@ function showNewCards(): void {
     }
 }
 
-// Focus Chat (or a click on the view) while a card waits: the card gets the focus, not the page.
+// Focus Chat (the keybinding, the palette) while a card waits: the card gets the focus. A click keeps the
+// focus where the user clicked (the pointer comes down just before the window gets the focus).
+let lastPointerDown = 0;
+window.addEventListener('pointerdown', () => (lastPointerDown = Date.now()), true);
 window.addEventListener('focus', () => {
+    post({ type: 'focus', focused: true });
+    if (Date.now() - lastPointerDown < 500) {
+        return;
+    }
     const card = transcript.querySelector<HTMLElement>('.approval.pending');
-    if (card && (document.activeElement === document.body || document.activeElement === null)) {
+    if (card && !card.contains(document.activeElement)) {
         focusCard(card);
     }
 });
+window.addEventListener('blur', () => post({ type: 'focus', focused: false }));
 
 // ---- rendering ------------------------------------------------------------------------------------------------
 

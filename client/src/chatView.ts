@@ -44,6 +44,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ChatSurface
             view.webview.onDidReceiveMessage((raw) => this.onMessage(raw)),
             view.onDidDispose(() => {
                 this.view = undefined;
+                this.chat.setFocused(false);
             }),
         ];
         void this.chat.restoreLast();
@@ -131,6 +132,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ChatSurface
                 return;
             case 'openPath':
                 await this.chat.openPath({ path: msg.path, line: msg.line, endLine: msg.endLine });
+                return;
+            case 'focus':
+                this.chat.setFocused(msg.focused);
                 return;
         }
     }

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { ChatController } from './chat/controller';
 import { PROPOSED_SCHEME, ProposedTextProvider } from './chat/proposed';
 import { readSetup } from './chat/setup';
+import { storageFiles } from './chat/transcriptFiles';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chatView';
 import { registerCommands } from './commands';
 import { OpenBufferSync } from './common/bufferSync';
@@ -34,7 +35,9 @@ export function activate(context: vscode.ExtensionContext): void {
     const treeView = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: tree, showCollapseAll: true });
     const statusBar = new MemoryStatusBar(memory, nearShare);
     const proposals = new ProposedTextProvider();
-    const chat = new ChatController(server, context.workspaceState, memory, proposals);
+    // Kept transcripts: files in the workspace storage folder (the extension host's own disk); no folder open: workspaceState.
+    const transcripts = context.storageUri?.scheme === 'file' ? storageFiles(context.storageUri.fsPath) : undefined;
+    const chat = new ChatController(server, context.workspaceState, memory, proposals, transcripts);
     const chatView = new ChatViewProvider(context.extensionUri, chat, context.workspaceState);
     const snapshots = new SnapshotContentProvider();
     const docs = new ReadOnlyDocuments();

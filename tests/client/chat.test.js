@@ -155,7 +155,7 @@ test('a whole turn renders safely: user text escaped, tool calls collapsed, undo
     );
     const html = render.renderTurn(s.turns[0], strings, md, sanitize);
     assertSafe(html);
-    assert.match(html, /<details class="tool failed" data-call-id="c&quot;1"><summary>/);
+    assert.match(html, /<details class="tool is-failed" data-call-id="c&quot;1" data-state="failed"><summary>/);
     assert.doesNotMatch(html, /<details[^>]*open/);
     assert.match(html, /&lt;b&gt;memory&lt;\/b&gt;/);
     assert.match(html, /<button type="button" class="undo" data-action="undo" data-journal-id="&quot;&gt;&lt;script&gt;/);

@@ -221,6 +221,46 @@ const h = {
     }
   },
 
+  // Tool rows and approval cards with what their call did: [{callId, card, summary, state, status, elapsed, output,
+  // note}] (`state`: done, running, waiting, failed, denied, stopped, timed-out; `status`: the words shown for it).
+  async toolRows(frame) {
+    return frame.$$eval('.tool[data-call-id], .approval[data-call-id]:not(.report)', (els) =>
+      els.map((el) => {
+        const text = (sel) => ((el.querySelector(sel) || {}).textContent || '').trim();
+        return {
+          callId: el.dataset.callId,
+          card: el.classList.contains('approval'),
+          summary: text('.tool-summary'),
+          state: el.dataset.state || '',
+          status: text('.status'),
+          elapsed: text('.elapsed'),
+          output: (el.querySelector('pre.output') || {}).textContent || '',
+          note: text('.change-note'),
+        };
+      }),
+    );
+  },
+
+  // What has the focus inside the chat: {callId, tag, id} of document.activeElement.
+  async chatFocus(frame) {
+    return frame.evaluate(() => {
+      const a = document.activeElement;
+      return a ? { callId: a.dataset.callId || '', tag: a.tagName, id: a.id || '' } : null;
+    });
+  },
+
+  // The labels of the active editor group's title-bar actions (the diff editor's Approve / Deny).
+  async editorTitleActions() {
+    return page.$$eval('.editor-group-container.active .editor-actions .action-label', (els) =>
+      els.map((e) => e.getAttribute('aria-label') || e.getAttribute('title') || ''),
+    );
+  },
+
+  // The status bar's cursor position ("Ln 2, Col 5 (27 selected)").
+  async cursorPosition() {
+    return page.locator('.statusbar-item[id="status.editor.selection"]').first().innerText().catch(() => '');
+  },
+
   // The context chips waiting for the next message (their labels).
   async chatChips(frame) {
     return frame.$$eval('#chips .chip .chip-label', (els) => els.map((e) => e.textContent));

@@ -142,10 +142,19 @@ def view_name(view_id: str) -> str:
     raise KeyError(view_id)
 
 
-def open_view(s: Session, view_id: str, container_id: str = "myAgent") -> None:
+def view_container(view_id: str) -> str:
+    """The id of the view container a contributed view is in."""
+    pkg = json.loads((v.package_dir() / "package.json").read_text(encoding="utf-8"))
+    for container, views in pkg["contributes"]["views"].items():
+        if any(view["id"] == view_id for view in views):
+            return str(container)
+    raise KeyError(view_id)
+
+
+def open_view(s: Session, view_id: str) -> None:
     """Opens a contributed view by its generated `<Container>: Focus on <name> View` command (exact title,
     so VS Code's own Chat view is never picked instead)."""
-    title = f"{container_title(container_id)}: Focus on {view_name(view_id)} View"
+    title = f"{container_title(view_container(view_id))}: Focus on {view_name(view_id)} View"
     picked = s.palette(title)
     assert picked.lower().startswith(title.lower()), f"palette ran {picked!r} instead of {title!r}"
 

@@ -254,11 +254,14 @@ class CodeServer:
 
     def activation_line(self, ext_id: str) -> str | None:
         """The extension host's log line recording the activation of `ext_id`, if any."""
+        lines = self.activation_lines(ext_id)
+        return lines[0] if lines else None
+
+    def activation_lines(self, ext_id: str) -> list[str]:
+        """Every activation of `ext_id` in this run, one per extension host (a window reload starts a
+        new one, logging to a new exthostN folder)."""
         pat = re.compile(r"ExtensionService#_doActivateExtension\s+" + re.escape(ext_id), re.I)
-        for line in self.exthost_log().splitlines():
-            if pat.search(line):
-                return line
-        return None
+        return [line for line in self.exthost_log().splitlines() if pat.search(line)]
 
 
 class DriverError(RuntimeError):

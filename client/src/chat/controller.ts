@@ -26,7 +26,7 @@ import { PROPOSED_SCHEME, ProposedTextProvider } from './proposed';
 import { SessionHistory } from './history';
 import { SETUP_SETTINGS_QUERY } from './setup';
 import { ChatStore } from './store';
-import { mergeRestored, TranscriptStore } from './transcripts';
+import { mementoFiles, mergeRestored, TranscriptFiles, TranscriptStore } from './transcripts';
 
 /**
  * The chat's behaviour, apart from its webview: sessions (start, send, stop, resume, compact, delete, the
@@ -42,6 +42,9 @@ export const LAST_SESSION_KEY = 'myAgent.chat.lastSession';
 /** Context keys: an approval waits (the keybindings), and the proposal documents of the waiting cards
  * (the diff editor's Approve / Deny show only for those: `resourcePath in myAgent.chat.pendingProposals`). */
 export const HAS_PENDING_KEY = 'myAgent.chat.hasPending';
+/** The chat webview has the keyboard focus (its keybindings apply; VS Code's focusedView does not see
+ * inside a webview). */
+export const FOCUSED_KEY = 'myAgent.chat.focused';
 export const PENDING_PROPOSALS_KEY = 'myAgent.chat.pendingProposals';
 
 function errorCode(e: unknown): number | undefined {
@@ -87,6 +90,8 @@ export class ChatController implements vscode.Disposable {
         private readonly memento: vscode.Memento,
         private readonly memory: MemorySink,
         private readonly proposals: ProposedTextProvider,
+        /** Where transcripts are kept for a reload (the workspace storage folder); else workspaceState. */
+        transcriptFiles?: TranscriptFiles,
     ) {
         this.approvals = new ApprovalBroker(
             {
@@ -101,7 +106,7 @@ export class ChatController implements vscode.Disposable {
             getLog(),
         );
         this.history = new SessionHistory(this.store, server, (uri) => this.folderName(uri));
-        this.transcripts = new TranscriptStore(memento);
+        this.transcripts = new TranscriptStore(transcriptFiles ?? mementoFiles(memento));
         this.subs.push(
             server.onDidStop(() => this.onServerStopped()),
             this.store.onDidChange(() => this.afterChange()),
@@ -142,6 +147,16 @@ export class ChatController implements vscode.Disposable {
         const { sessionId, turns } = this.store.state;
         if (sessionId && turns.length) {
             void this.transcripts.save(sessionId, turns);
+        }
+    }
+
+    private focused = false;
+
+    /** The webview gained or lost the keyboard focus. */
+    setFocused(focused: boolean): void {
+        if (focused !== this.focused) {
+            this.focused = focused;
+            void vscode.commands.executeCommand('setContext', FOCUSED_KEY, focused);
         }
     }
 
@@ -278,6 +293,7 @@ export class ChatController implements vscode.Disposable {
             if (!r) {
                 throw new Error(vscode.l10n.t('the server sent no transcript'));
             }
+            const kept = await this.transcripts.get(r.sessionId);
             if (previous && previous !== r.sessionId) {
                 this.endQuietly(client, previous);
             }
@@ -288,7 +304,7 @@ export class ChatController implements vscode.Disposable {
                 folderName: r.folder ? this.folderName(r.folder) : '',
                 memory: r.memory,
                 // The transcript as the user saw it (cards, notes) where it matches the server's history.
-                turns: mergeRestored(turnsFromHistory(r.messages), this.transcripts.get(r.sessionId)),
+                turns: mergeRestored(turnsFromHistory(r.messages), kept),
                 notice: auto ? vscode.l10n.t('Reopened your last chat.') : undefined,
             });
             this.remember(r.sessionId);
@@ -505,11 +521,22 @@ export class ChatController implements vscode.Disposable {
                 title: request.title,
                 detail: request.detail,
                 path: file ? vscode.workspace.asRelativePath(file) : undefined,
-                cwd: request.cwd ? vscode.workspace.asRelativePath(vscode.Uri.file(request.cwd)) || request.cwd : undefined,
+                cwd: request.cwd ? this.folderLabel(request.cwd) : undefined,
                 canDiff,
             },
         });
         this.surface?.showQuietly();
+    }
+
+    /** A command's folder as the user knows it: a workspace folder by its name, else relative, else as is. */
+    private folderLabel(fsPath: string): string {
+        const uri = vscode.Uri.file(fsPath);
+        const root = (vscode.workspace.workspaceFolders ?? []).find((f) => f.uri.fsPath === uri.fsPath);
+        if (root) {
+            return root.name;
+        }
+        const rel = vscode.workspace.asRelativePath(uri);
+        return rel && rel !== uri.fsPath ? rel : fsPath;
     }
 
     decide(callId: string, approved: boolean): void {

@@ -7,7 +7,7 @@ import type { ApprovalPart, ChatTurn, ToolPart, TurnPart } from '../chatModel';
  * (a session continued elsewhere, or compacted) comes from the server, with the kept cards of its calls.
  */
 
-/** workspaceState key: `{[sessionId]: {savedAt, turns}}`. */
+/** workspaceState key of the Memento fallback: `{[name]: {text, mtime}}`. */
 export const TRANSCRIPTS_KEY = 'myAgent.chat.transcripts';
 
 /** How many sessions keep their transcript, and how big one turn's pieces may be. */
@@ -36,11 +36,13 @@ function trimPart(part: TurnPart): TurnPart {
         case 'text':
             return { ...part, text: cut(part.text, MAX_TEXT) };
         case 'tool': {
-            // The live output and the clock end with the window; the result holds what the call did.
+            // The clock ends with the window; the result holds what the call did.
             const kept: ToolPart = { kind: 'tool', callId: part.callId, name: part.name, arguments: cut(part.arguments, MAX_RESULT) };
             if (part.result !== undefined) {
                 kept.result = cut(part.result, MAX_RESULT);
                 kept.ok = part.ok;
+            } else if (part.output) {
+                kept.output = part.output.slice(-MAX_RESULT); // a stopped command: what it printed
             }
             return kept;
         }
@@ -121,34 +123,87 @@ export function mergeRestored(fromServer: readonly ChatTurn[], kept: readonly Ch
     return [...out, ...fromServer.slice(i)];
 }
 
-/** The kept transcripts in a Memento (workspaceState), newest sessions first, at most MAX_SESSIONS. */
+/** Where the kept transcripts live: one text per session (files in the extension's workspace storage). */
+export interface TranscriptFiles {
+    read(name: string): Promise<string | undefined>;
+    write(name: string, text: string): Promise<void>;
+    remove(name: string): Promise<void>;
+    /** Every kept name with when it was written (ms), any order. */
+    list(): Promise<{ name: string; mtime: number }[]>;
+}
+
+/** Session ids become file names: only plain ids are kept (anything else is not stored). */
+const SAFE_ID = /^[A-Za-z0-9_-]{1,200}$/;
+
+/**
+ * The kept transcripts, newest sessions first, at most MAX_SESSIONS. Writes run one at a time in order (a
+ * later save of a session never lands before an earlier one); a transcript that cannot be read is ignored.
+ */
 export class TranscriptStore {
-    constructor(private readonly memento: Memento) {}
+    private chain: Promise<void> = Promise.resolve();
 
-    private all(): Record<string, SavedTranscript> {
-        const value = this.memento.get<unknown>(TRANSCRIPTS_KEY);
-        return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, SavedTranscript>) : {};
+    constructor(private readonly files: TranscriptFiles) {}
+
+    async get(sessionId: string): Promise<ChatTurn[] | undefined> {
+        if (!SAFE_ID.test(sessionId)) {
+            return undefined;
+        }
+        await this.chain;
+        try {
+            const text = await this.files.read(`${sessionId}.json`);
+            const saved = text ? (JSON.parse(text) as Partial<SavedTranscript>) : undefined;
+            return saved && Array.isArray(saved.turns) ? saved.turns : undefined;
+        } catch {
+            return undefined;
+        }
     }
 
-    get(sessionId: string): ChatTurn[] | undefined {
-        const saved = this.all()[sessionId];
-        return saved && Array.isArray(saved.turns) ? saved.turns : undefined;
-    }
-
-    save(sessionId: string, turns: readonly ChatTurn[], now = Date.now()): Thenable<void> {
-        const all = { ...this.all(), [sessionId]: { savedAt: now, turns: trimForStorage(turns) } };
-        const keep = Object.entries(all)
-            .sort(([, a], [, b]) => (b.savedAt ?? 0) - (a.savedAt ?? 0))
-            .slice(0, MAX_SESSIONS);
-        return this.memento.update(TRANSCRIPTS_KEY, Object.fromEntries(keep));
-    }
-
-    forget(sessionId: string): Thenable<void> {
-        const all = this.all();
-        if (!(sessionId in all)) {
+    save(sessionId: string, turns: readonly ChatTurn[], now = Date.now()): Promise<void> {
+        if (!SAFE_ID.test(sessionId)) {
             return Promise.resolve();
         }
-        delete all[sessionId];
-        return this.memento.update(TRANSCRIPTS_KEY, all);
+        const text = JSON.stringify({ savedAt: now, turns: trimForStorage(turns) } satisfies SavedTranscript);
+        return this.queue(async () => {
+            await this.files.write(`${sessionId}.json`, text);
+            const kept = (await this.files.list()).filter((f) => f.name.endsWith('.json')).sort((a, b) => b.mtime - a.mtime);
+            for (const old of kept.slice(MAX_SESSIONS)) {
+                await this.files.remove(old.name);
+            }
+        });
     }
+
+    forget(sessionId: string): Promise<void> {
+        return SAFE_ID.test(sessionId) ? this.queue(() => this.files.remove(`${sessionId}.json`)) : Promise.resolve();
+    }
+
+    private queue(work: () => Promise<void>): Promise<void> {
+        const next = this.chain.then(work).catch(() => undefined); // kept transcripts are a convenience: never an error
+        this.chain = next;
+        return next;
+    }
+}
+
+/** The same in a Memento (no workspace storage folder: an empty window; and the unit tests). */
+export function mementoFiles(memento: Memento): TranscriptFiles {
+    type Stored = Record<string, { text: string; mtime: number }>;
+    const all = (): Stored => {
+        const value = memento.get<unknown>(TRANSCRIPTS_KEY);
+        return value && typeof value === 'object' && !Array.isArray(value) ? { ...(value as Stored) } : {};
+    };
+    return {
+        read: async (name) => all()[name]?.text,
+        write: async (name, text) => {
+            const next = all();
+            next[name] = { text, mtime: Date.now() };
+            await memento.update(TRANSCRIPTS_KEY, next);
+        },
+        remove: async (name) => {
+            const next = all();
+            if (name in next) {
+                delete next[name];
+                await memento.update(TRANSCRIPTS_KEY, next);
+            }
+        },
+        list: async () => Object.entries(all()).map(([name, v]) => ({ name, mtime: v.mtime ?? 0 })),
+    };
 }

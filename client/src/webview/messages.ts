@@ -26,7 +26,8 @@ export type WebviewMessage =
     | { type: 'retry'; turnId: number }
     | { type: 'action'; action: HostAction }
     | { type: 'openChange'; callId: string }
-    | { type: 'openPath'; path: string; line?: number; endLine?: number };
+    | { type: 'openPath'; path: string; line?: number; endLine?: number }
+    | { type: 'focus'; focused: boolean };
 
 /** Buttons that run a host command (an error's way out, the setup state, the Restricted Mode banner). */
 export type HostAction = 'setApiKey' | 'openSettings' | 'showOutput' | 'manageTrust';
@@ -100,6 +101,8 @@ export function parseWebviewMessage(raw: unknown): WebviewMessage | undefined {
             return typeof m.action === 'string' && (HOST_ACTIONS as readonly string[]).includes(m.action)
                 ? { type: 'action', action: m.action as HostAction }
                 : undefined;
+        case 'focus':
+            return typeof m.focused === 'boolean' ? { type: 'focus', focused: m.focused } : undefined;
         case 'openChange': {
             const callId = id(m.callId);
             return callId ? { type: 'openChange', callId } : undefined;

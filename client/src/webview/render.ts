@@ -6,7 +6,7 @@
 import MarkdownIt from 'markdown-it';
 import { failureActions, FailureAction } from '../chat/failures';
 import type { ApprovalPart, ChatTurn, ToolPart, TurnPart } from '../chatModel';
-import { renderApproval } from './cards';
+import { renderApproval, renderDecidedCard } from './cards';
 import { cacheDropText, renderSentContext } from './panels';
 import { workspacePaths } from './pathLinks';
 import { escapeHtml, fmt, inlineCode, UiStrings } from './strings';
@@ -60,8 +60,8 @@ function compactReason(reason: string, s: UiStrings): string {
     return s.compactThreshold;
 }
 
-function stateClass(state: ToolState): string {
-    return state === 'done' ? '' : ` ${state === 'timedOut' ? 'timed-out' : state}`;
+function stateName(state: ToolState): string {
+    return state === 'timedOut' ? 'timed-out' : state;
 }
 
 /** The running clock (the webview ticks `data-started`) or the time the tool reported. */
@@ -76,29 +76,25 @@ function elapsed(tool: ToolPart, state: ToolState, seconds: number | undefined, 
 function commandOutput(tool: ToolPart, state: ToolState, s: UiStrings): { html: string; seconds?: number } {
     const command = String(toolArgs(tool).command ?? '');
     const aria = escapeHtml(fmt(s.outputAria, command.slice(0, 80)));
+    const pre = (text: string, cls: string): string =>
+        `<pre class="output${cls}" tabindex="0" aria-label="${aria}">${escapeHtml(text)}</pre>`;
     if (tool.result === undefined) {
-        return tool.output
-            ? { html: `<pre class="output live" tabindex="0" aria-label="${aria}">${escapeHtml(tool.output)}</pre>` }
-            : { html: '' };
+        return { html: tool.output ? pre(tool.output, state === 'running' ? ' live' : '') : '' };
     }
     if (state === 'denied') {
         return { html: '' };
     }
     const r = parseCommandResult(tool.result);
-    if (r.exit === undefined && r.signal === undefined && r.seconds === undefined && !tool.ok) {
+    if (r.seconds === undefined && !tool.ok) {
         // Refused before it ran (an empty command, a bad timeout): the tool's message says why.
         return { html: `<div class="error">${inlineCode(tool.result.replace(/^\s*Error:\s*/, ''))}</div>` };
     }
-    const body = r.output || s.noOutput;
-    return {
-        html: `<pre class="output${r.output ? '' : ' empty'}" tabindex="0" aria-label="${aria}">${escapeHtml(body)}</pre>`,
-        seconds: r.seconds,
-    };
+    return { html: r.output ? pre(r.output, '') : pre(s.noOutput, ' empty'), seconds: r.seconds };
 }
 
 /** Under an approved edit's card: which lines changed, and a way to open the file there. */
 function editOutcome(tool: ToolPart, approval: ApprovalPart, state: ToolState, s: UiStrings): string {
-    if (tool.result === undefined || state === 'denied' || state === 'stopped') {
+    if (tool.result === undefined || approval.status !== 'approved' || state === 'stopped') {
         return '';
     }
     if (!tool.ok) {
@@ -106,7 +102,7 @@ function editOutcome(tool: ToolPart, approval: ApprovalPart, state: ToolState, s
     }
     const lines = changedLines(approval.detail);
     const file = approval.path ?? String(toolArgs(tool).path ?? '');
-    if (!lines || !file) {
+    if (!lines || !file || approval.approvalKind !== 'edit') {
         return '';
     }
     const code = `<code>${escapeHtml(file)}</code>`;
@@ -116,7 +112,7 @@ function editOutcome(tool: ToolPart, approval: ApprovalPart, state: ToolState, s
             : fmt(escapeHtml(s.changedLines), code, String(lines.start), String(lines.end));
     const id = escapeHtml(approval.callId);
     return (
-        `<div class="change-note" role="status">${note} <button type="button" class="secondary" data-action="openChange" ` +
+        `<div class="change-note" role="status"><span>${note}</span> <button type="button" class="secondary" data-action="openChange" ` +
         `data-call-id="${id}" data-key="openChange:${id}" aria-label="${escapeHtml(
             fmt(s.openChangeAria, file, String(lines.start)),
         )}">${escapeHtml(s.openChange)}</button></div>`
@@ -124,34 +120,45 @@ function editOutcome(tool: ToolPart, approval: ApprovalPart, state: ToolState, s
 }
 
 /**
- * One tool call. With an approval card, the card is the row and what the call did goes inside it (a
- * command's output, an edit's changed lines), so card and output stay together, in order. Otherwise a
- * one-line summary with its status; a command shows its output in view, other tools in a collapsed details.
+ * One tool call. While its approval card waits, the card (what it will do, Approve / Deny); once decided,
+ * the card becomes the call's row: one line (what it did, the decision) and what came of it (a command's
+ * output, an edit's changed lines), so card and output stay together, in order. A call without a card is a
+ * one-line summary with its state; a command shows its output in view, other tools in a collapsed details.
  */
 function renderTool(tool: ToolPart, approval: ApprovalPart | undefined, turn: ChatTurn, s: UiStrings): string {
     const state = toolState(tool, approval, turn.status);
     const summary = toolSummary(tool, state, s);
-    const status = `<span class="status">${escapeHtml(stateText(state, s))}</span>`;
     const command = tool.name === 'run_command';
-    if (approval && !approval.reportOnly) {
-        let outcome = '';
-        if (command && approval.status === 'approved') {
-            const out = commandOutput(tool, state, s);
-            outcome =
-                `<div class="run${stateClass(state)}"><span class="tool-summary">${summary}</span>` +
-                `${elapsed(tool, state, out.seconds, s)} ${status}</div>${out.html}`;
-        } else if (approval.approvalKind === 'edit' && approval.status === 'approved') {
-            outcome = editOutcome(tool, approval, state, s);
+    // Said once: "done" where the line already says what happened, a denial or a stop the card's status names.
+    const card = approval && !approval.reportOnly;
+    const said =
+        (state === 'done' && (command || card)) ||
+        (card && state === 'denied' && approval.status === 'denied') ||
+        (card && state === 'stopped' && approval.status === 'cancelled');
+    const words = said ? undefined : stateText(state, s);
+    const status = words ? ` <span class="status">${escapeHtml(words)}</span>` : '';
+    if (approval && card) {
+        if (approval.status === 'pending') {
+            return renderApproval(approval, s);
         }
-        return renderApproval(approval, s, outcome);
+        const out = command && approval.status === 'approved' ? commandOutput(tool, state, s) : { html: '' };
+        return renderDecidedCard(approval, s, {
+            summary,
+            state: stateName(state),
+            stateText: words,
+            elapsed: elapsed(tool, state, out.seconds, s),
+            outcome: command ? out.html : editOutcome(tool, approval, state, s),
+        });
     }
     const report = approval ? renderApproval(approval, s) : '';
     const id = escapeHtml(tool.callId);
+    const open = (tag: string, cls: string): string =>
+        `<${tag} class="${cls} is-${stateName(state)}" data-call-id="${id}" data-state="${stateName(state)}">`;
     if (command) {
         const out = commandOutput(tool, state, s);
         return (
-            `<div class="tool command${stateClass(state)}" data-call-id="${id}"><div class="run">` +
-            `<span class="tool-summary">${summary}</span>${elapsed(tool, state, out.seconds, s)} ${status}</div>${report}${out.html}</div>`
+            `${open('div', 'tool command')}<div class="run"><span class="tool-summary">${summary}</span>` +
+            `${elapsed(tool, state, out.seconds, s)}${status}</div>${report}${out.html}</div>`
         );
     }
     const args = summarizes(tool.name)
@@ -159,10 +166,7 @@ function renderTool(tool: ToolPart, approval: ApprovalPart | undefined, turn: Ch
         : `<div class="label">${escapeHtml(s.toolArguments)}</div><pre>${escapeHtml(prettyJson(tool.arguments))}</pre>`;
     const result =
         tool.result === undefined ? '' : `<div class="label">${escapeHtml(s.toolResult)}</div><pre>${escapeHtml(tool.result)}</pre>`;
-    return (
-        `<details class="tool${stateClass(state)}" data-call-id="${id}"><summary><span class="tool-summary">${summary}</span> ` +
-        `${status}</summary>${report}${args}${result}</details>`
-    );
+    return `${open('details', 'tool')}<summary><span class="tool-summary">${summary}</span>${status}</summary>${report}${args}${result}</details>`;
 }
 
 const ACTION_LABEL: Record<FailureAction, keyof UiStrings> = {

@@ -105,14 +105,35 @@ export function parseCommandResult(content: string): CommandResult {
         return { output: content };
     }
     const m = STATUS_LINE.exec(lines[at + 1]) as RegExpExecArray;
-    const rest = lines.slice(at + 2).join('\n');
-    const empty = /^(?:\[[^\n]*\]\n)?stdout: \(empty\)\nstderr: \(empty\)$/.test(rest);
     return {
         exit: m[1] !== undefined ? Number(m[1]) : undefined,
         signal: m[2],
         seconds: Number(m[3]),
-        output: empty ? '' : rest,
+        output: streams(lines.slice(at + 2)),
     };
+}
+
+/**
+ * The output as a terminal would show it: notes, stdout, then stderr (labelled only when both have text).
+ * The tool writes `stdout:` / `stdout: (empty)`, then `stderr:` / `stderr: (empty)` (running.py `describe`).
+ */
+function streams(lines: string[]): string {
+    const out = lines.findIndex((l) => l === 'stdout:' || l === 'stdout: (empty)');
+    let err = -1;
+    for (let i = lines.length - 1; i > out; i -= 1) {
+        if (lines[i] === 'stderr:' || lines[i] === 'stderr: (empty)') {
+            err = i;
+            break;
+        }
+    }
+    if (out < 0 || err < 0) {
+        return lines.join('\n');
+    }
+    const notes = lines.slice(0, out);
+    const stdout = lines[out] === 'stdout:' ? lines.slice(out + 1, err) : [];
+    const stderr = lines[err] === 'stderr:' ? lines.slice(err + 1) : [];
+    const both = stdout.length > 0 && stderr.length > 0;
+    return [...notes, ...stdout, ...(both ? ['stderr:'] : []), ...stderr].join('\n');
 }
 
 function count(n: number, one: string, many: string, none?: string): string {
