@@ -38,5 +38,5 @@ export async function readSetup(secrets: vscode.SecretStorage | undefined, env: 
     };
 }
 
-/** The settings a user edits to set the chat up (the Settings editor filtered to them). */
-export const SETUP_SETTINGS_QUERY = '@ext:my-agent.my-agent-core myAgent.model myAgent.baseUrl';
+/** The Settings editor on the extension's settings (model and base URL come first). */
+export const SETUP_SETTINGS_QUERY = '@ext:my-agent.my-agent-core';
