@@ -33,6 +33,7 @@ from e2e_session import (
     repo_python,
     start_session,
     stop_session,
+    wait_for_activation,
     wait_until,
 )
 from tests.support.fake_openai import prefix_extension_problem
@@ -432,11 +433,7 @@ def test_a_reloaded_window_brings_the_chat_back_and_continues_it(
     activations = len(s.server.activation_lines(s.ext_id))
     s.palette("Developer: Reload Window")
     # The real condition, not a pause: the new extension host activated the extension again.
-    wait_until(
-        lambda: len(s.server.activation_lines(s.ext_id)) > activations,
-        120,
-        "the extension to activate again after the reload",
-    )
+    wait_for_activation(s, after=activations)
     s.js(
         """await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 90000 });
            await page.locator('.part.sidebar, .part.editor').first().waitFor({ state: 'visible', timeout: 90000 });"""
