@@ -53,6 +53,28 @@ class Uri {
     }
 }
 
+class Position {
+    constructor(line, character) {
+        this.line = line;
+        this.character = character;
+    }
+}
+
+class Range {
+    constructor(startLine, startCharacter, endLine, endCharacter) {
+        this.start = new Position(startLine, startCharacter);
+        this.end = new Position(endLine, endCharacter);
+    }
+}
+
+/** A diff editor's tab input (window.tabGroups). */
+class TabInputTextDiff {
+    constructor(original, modified) {
+        this.original = original;
+        this.modified = modified;
+    }
+}
+
 class ThemeIcon {
     constructor(id, color) {
         this.id = id;
@@ -161,6 +183,13 @@ const state = {
     shownDocs: [],
     /** Tools registered with vscode.lm.registerTool, by name. */
     tools: new Map(),
+    /** Context keys set with executeCommand('setContext', key, value). */
+    context: {},
+    /** Lines of the documents openTextDocument returns, by fsPath (default: one empty line). */
+    docLines: {},
+    /** Tabs of window.tabGroups (one group), and the tabs closed through it. */
+    tabs: [],
+    closedTabs: [],
 };
 
 const docEvents = { open: new EventEmitter(), change: new EventEmitter(), close: new EventEmitter() };
@@ -213,6 +242,10 @@ const stub = {
     CancellationError,
     Disposable,
     CancellationTokenSource,
+    Position,
+    Range,
+    TabInputTextDiff,
+    FileType: { Unknown: 0, File: 1, Directory: 2, SymbolicLink: 64 },
     StatusBarAlignment: { Left: 1, Right: 2 },
     ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     ViewColumn: { Active: -1, Beside: -2, One: 1 },
@@ -261,7 +294,14 @@ const stub = {
         findFiles: async () => state.found,
         openTextDocument: async (uri) => {
             state.opened.push(uri);
-            return { uri, isDirty: false, getText: () => '' };
+            const lines = state.docLines[uri.fsPath] ?? [''];
+            return {
+                uri,
+                isDirty: false,
+                getText: () => lines.join('\n'),
+                lineCount: lines.length,
+                lineAt: (n) => ({ text: lines[n] ?? '' }),
+            };
         },
     },
     window: {
@@ -298,6 +338,17 @@ const stub = {
             state.shownDocs.push({ doc: docOrUri, options });
             return { document: docOrUri };
         },
+        tabGroups: {
+            get all() {
+                return [{ tabs: state.tabs }];
+            },
+            close: async (tabs) => {
+                const list = Array.isArray(tabs) ? tabs : [tabs];
+                state.closedTabs.push(...list);
+                state.tabs = state.tabs.filter((t) => !list.includes(t));
+                return true;
+            },
+        },
     },
     lm: {
         registerTool: (name, tool) => {
@@ -310,6 +361,10 @@ const stub = {
     commands: {
         registerCommand: () => new Disposable(),
         executeCommand: async (id, ...args) => {
+            if (id === 'setContext') {
+                state.context[args[0]] = args[1];
+                return undefined;
+            }
             state.commands.push({ id, args });
             return undefined;
         },
@@ -336,6 +391,10 @@ const stub = {
             state.opened = [];
             state.shownDocs = [];
             state.tools = new Map();
+            state.context = {};
+            state.docLines = {};
+            state.tabs = [];
+            state.closedTabs = [];
             log.lines = [];
         },
         docEvents,

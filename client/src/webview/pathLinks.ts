@@ -23,7 +23,7 @@ const MAX_PATH = 400;
 const KNOWN_EXT =
     /\.(md|markdown|py|pyi|ts|tsx|js|jsx|mjs|cjs|json|jsonc|toml|ya?ml|txt|rs|go|java|kts?|c|h|cc|cpp|hpp|cs|rb|php|sh|bash|zsh|css|scss|less|html?|vue|svelte|sql|lock|cfg|ini|xml|gradle|swift|ipynb|rst|csv|env|mk|cmake)$/i;
 const KNOWN_NAMES = new Set(['Makefile', 'Dockerfile', 'Justfile', 'Procfile', 'LICENSE', 'Gemfile', 'Rakefile']);
-const SEGMENTS = /^(?:\.{1,2}\/)?(?:[\w.@+-]+\/)*[\w.@+-]+$/;
+const SEGMENTS = /^(?:\.\/)?(?:[\w.@+-]+\/)*[\w.@+-]+$/;
 const WITH_LINE = /^(.+?)(?::(\d+)(?:[-:](\d+))?)?$/;
 const SCHEME = /^[a-z][\w+.-]*:\/\//i;
 
@@ -38,7 +38,8 @@ export function asPath(text: string, bareNames = true): PathRef | undefined {
         return undefined;
     }
     const path = m[1];
-    if (!SEGMENTS.test(path) || path.includes('//') || /(^|\/)\.\.?$/.test(path)) {
+    // Nothing that climbs out of the folder (the host refuses it anyway): no `..` segment at all.
+    if (!SEGMENTS.test(path) || path.includes('//') || path.split('/').includes('..')) {
         return undefined;
     }
     const base = path.split('/').pop() ?? '';
@@ -94,7 +95,7 @@ export function pathFromHref(href: string): PathRef | undefined {
 }
 
 // Plain-text candidates: a folder, then a name with an extension, optionally :line or :line-line.
-const IN_TEXT = /(?<![\w/.@+-])((?:\.{1,2}\/)?(?:[\w.@+-]+\/)+[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,9}(?::\d+(?:-\d+)?)?)(?![\w/@+-])/g;
+const IN_TEXT = /(?<![\w/.@+-])((?:\.\/)?(?:[\w.@+-]+\/)+[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,9}(?::\d+(?:-\d+)?)?)(?![\w/@+-])/g;
 
 function linkTokens(state: StateCore, ref: PathRef, inner: Token[], title: string): Token[] {
     const open = new state.Token('link_open', 'a', 1);
