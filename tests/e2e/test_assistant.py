@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import vscode_e2e as v
 from e2e_session import (
     FakeModel,
     Session,
@@ -360,6 +361,28 @@ def test_an_approved_edit_reaches_the_open_editor_and_the_disk(
     assert app.read_text(encoding="utf-8") == EDITED
 
 
+def test_the_chat_keys_are_not_taken_by_vscode(vscode: Session) -> None:
+    """Focus Chat / Approve / Deny use keys none of VS Code's own default keybindings use."""
+    s = vscode
+    s.palette("Preferences: Open Default Keyboard Shortcuts (JSON)")
+    wait_until(
+        lambda: any("Default Keybindings" in t for t in s.js(TAB_LABELS)),  # type: ignore[union-attr]
+        20,
+        "the default keybindings",
+    )
+    defaults = json.loads(
+        re.sub(r"^\s*//.*$", "", str(s.js("return await h.editorFullText()")), flags=re.M)
+    )
+    pkg = json.loads((v.package_dir() / "package.json").read_text(encoding="utf-8"))
+    ours = {k["key"] for k in pkg["contributes"]["keybindings"]}
+    assert ours == {"ctrl+alt+a", "ctrl+alt+y", "ctrl+alt+d"}, ours
+    taken = [
+        d for d in defaults if d.get("key") in ours and not d["command"].startswith("myAgent.")
+    ]
+    assert taken == [], taken
+    s.js("await page.keyboard.press('Control+W')")
+
+
 def test_a_denied_command_leaves_no_trace(vscode: Session, fake_model: FakeModel) -> None:
     s = vscode
     fake_model.add(
@@ -375,7 +398,7 @@ def test_a_denied_command_leaves_no_trace(vscode: Session, fake_model: FakeModel
     # The card took the focus (the user was typing in the chat): the deny key answers it.
     focus = s.js("return await h.chatFocus(await h.chatFrame())")
     assert focus["callId"] == command["callId"], focus  # type: ignore[index]
-    keys(s, "Control+Alt+N")
+    keys(s, "Control+Alt+D")
     card(s, "denied", command["callId"])
     transcript = reply(s, DENIED_REPLY)
     s.shot("command-denied")
