@@ -22,6 +22,7 @@ import { MemoryStatusBar } from './statusBar';
 /** Wiring only: builds the parts, connects their events, registers them with VS Code. */
 
 let server: ServerManager | undefined;
+let chatController: ChatController | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
     const log = getLog();
@@ -38,6 +39,7 @@ export function activate(context: vscode.ExtensionContext): void {
     // Kept transcripts: files in the workspace storage folder (the extension host's own disk); no folder open: workspaceState.
     const transcripts = context.storageUri?.scheme === 'file' ? storageFiles(context.storageUri.fsPath) : undefined;
     const chat = new ChatController(server, context.workspaceState, memory, proposals, transcripts);
+    chatController = chat;
     const chatView = new ChatViewProvider(context.extensionUri, chat, context.workspaceState);
     const snapshots = new SnapshotContentProvider();
     const docs = new ReadOnlyDocuments();
@@ -135,6 +137,9 @@ export function activate(context: vscode.ExtensionContext): void {
 }
 
 export async function deactivate(): Promise<void> {
+    // The transcript change still waiting for its timer is written before the window goes (a reload).
+    await chatController?.flush();
+    chatController = undefined;
     await server?.stop();
     server = undefined;
 }

@@ -149,6 +149,17 @@ def row(s: Session, call_id: str) -> dict:
     return next(r for r in tool_rows(s) if r["callId"] == call_id)
 
 
+def kept_cards(s: Session) -> int:
+    """Approval cards in the chat's kept transcripts (workspace storage, one file per session)."""
+    found = 0
+    storage = s.server.user_data_dir / "User" / "workspaceStorage"
+    for path in storage.glob(f"*/{s.ext_id}/transcripts/*.json"):
+        with contextlib.suppress(OSError, ValueError):
+            turns = json.loads(path.read_text(encoding="utf-8"))["turns"]
+            found += sum(1 for t in turns for p in t["parts"] if p["kind"] == "approval")
+    return found
+
+
 def keys(s: Session, combo: str) -> None:
     """A key press where the focus is (a keybinding of the extension)."""
     s.js("await page.keyboard.press(args.combo); await h.sleep(200);", combo=combo)
@@ -453,6 +464,10 @@ def test_a_reloaded_window_brings_the_chat_back_and_continues_it(
     s = vscode
     before = fake_model.requests()
     last_ok = before[-1]
+    # The chat keeps what it showed (cards, outcomes) in its workspace storage; on a loaded machine a write
+    # can take seconds, so the reload waits for the last turn's card to be kept (a user who reloads sooner
+    # gets that turn from the server's history, without its card).
+    wait_until(lambda: kept_cards(s) == 4, 60, "the transcript with its four cards kept on disk")
     activations = len(s.server.activation_lines(s.ext_id))
     s.palette("Developer: Reload Window")
     # The real condition, not a pause: the new extension host activated the extension again.

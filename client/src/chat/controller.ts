@@ -138,16 +138,20 @@ export class ChatController implements vscode.Disposable {
             return;
         }
         clearTimeout(this.saveTimer);
-        this.saveTimer = setTimeout(() => this.saveTranscript(), isBusy(state) ? 2000 : 300);
+        this.saveTimer = setTimeout(() => void this.saveTranscript(), isBusy(state) ? 2000 : 300);
     }
 
-    private saveTranscript(): void {
+    private saveTranscript(): Promise<void> {
         clearTimeout(this.saveTimer);
         this.saveTimer = undefined;
         const { sessionId, turns } = this.store.state;
-        if (sessionId && turns.length) {
-            void this.transcripts.save(sessionId, turns);
-        }
+        return sessionId && turns.length ? this.transcripts.save(sessionId, turns) : Promise.resolve();
+    }
+
+    /** Writes a transcript change still waiting for its timer, and waits for the writes under way (the
+     * window is closing or reloading). */
+    flush(): Promise<void> {
+        return this.saveTimer !== undefined ? this.saveTranscript() : this.transcripts.idle();
     }
 
     private focused = false;
@@ -657,8 +661,6 @@ export class ChatController implements vscode.Disposable {
         this.pending?.cancel();
         this.approvals.cancelAll();
         this.subs.forEach((s) => s.dispose());
-        if (this.saveTimer !== undefined) {
-            this.saveTranscript(); // a window that closes keeps what it showed
-        }
+        void this.flush(); // a window that closes keeps what it showed
     }
 }

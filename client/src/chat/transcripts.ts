@@ -172,6 +172,11 @@ export class TranscriptStore {
         });
     }
 
+    /** Resolves once every write queued so far is done. */
+    idle(): Promise<void> {
+        return this.chain;
+    }
+
     forget(sessionId: string): Promise<void> {
         return SAFE_ID.test(sessionId) ? this.queue(() => this.files.remove(`${sessionId}.json`)) : Promise.resolve();
     }
