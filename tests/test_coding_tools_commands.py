@@ -4,6 +4,7 @@ WHOLE process group (real grandchildren, checked in /proc); output is capped hea
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,84 @@ def test_timeout_argument_is_checked_and_clamped(workspace: Workspace) -> None:
     assert "5 s was used" in workspace.ok("run_command", command="true", timeout_s=99)
     assert "command is empty" in workspace.fails("run_command", command="  ")
     assert "must be number" in workspace.fails("run_command", command="true", timeout_s="10")
+
+
+# ---- live output (the editor shows a running command's output) --------------------------------------
+
+
+def test_a_listener_hears_the_output_while_the_command_runs(tmp_path: Path) -> None:
+    from my_agent_core.coding_tools.commands import run_shell
+
+    heard: list[tuple[str, str, float]] = []
+    started = time.monotonic()
+
+    def listen(stream: str, text: str) -> None:
+        heard.append((stream, text, time.monotonic() - started))
+
+    outcome = run_shell(
+        "printf 'first\\n'; sleep 1; printf 'oops\\n' >&2; printf 'second\\n'",
+        tmp_path,
+        timeout_s=30,
+        output_bytes=10_000,
+        on_output=listen,
+    )
+    assert outcome.exit_code == 0
+    stdout = "".join(text for stream, text, _ in heard if stream == "stdout")
+    stderr = "".join(text for stream, text, _ in heard if stream == "stderr")
+    assert stdout == "first\nsecond\n" and stderr == "oops\n"
+    first_at = next(at for stream, text, at in heard if "first" in text)
+    assert first_at < outcome.seconds - 0.5, "the first line came only at the end"
+
+
+def test_without_a_listener_nothing_changes(tmp_path: Path) -> None:
+    from my_agent_core.coding_tools.commands import run_shell
+
+    outcome = run_shell("echo quiet", tmp_path, timeout_s=30, output_bytes=1000)
+    assert outcome.stdout.text() == "quiet\n"
+
+
+def test_live_output_is_decoded_cleaned_and_bounded() -> None:
+    from my_agent_core.coding_tools.commands import LiveOutput
+
+    heard: list[tuple[str, str]] = []
+    live = LiveOutput(lambda stream, text: heard.append((stream, text)), interval=0, max_chars=50)
+    euro = "€".encode()
+    live.feed("stdout", b"price " + euro[:1])  # a character cut by the chunk boundary
+    live.feed("stdout", euro[1:] + b" \x1b[3")  # ... and an escape sequence cut too
+    live.flush()
+    live.feed("stdout", b"1mred\x1b[0m\r\nline\rover\r")
+    live.flush()
+    live.feed("stdout", b"\n")
+    live.flush(final=True)
+    assert "".join(text for _, text in heard) == "price € red\nline\nover\n"
+    assert all(
+        "\x1b" not in text and "\r" not in text and "\ufffd" not in text for _, text in heard
+    )
+
+    heard.clear()
+    live.feed("stderr", b"x" * 10_000 + b"END")  # a flood: only its latest part, with a note
+    live.flush(final=True)
+    [(stream, text)] = heard
+    assert stream == "stderr" and text.endswith("xxEND") and "characters skipped" in text
+    assert len(text) < 100
+
+
+def test_live_output_waits_for_its_interval_and_a_failing_listener_is_harmless() -> None:
+    from my_agent_core.coding_tools.commands import LiveOutput
+
+    heard: list[str] = []
+    live = LiveOutput(lambda _stream, text: heard.append(text), interval=3600)
+    live.feed("stdout", b"one\n")
+    live.flush()  # the first flush goes out at once
+    live.feed("stdout", b"two\n")
+    live.flush()  # within the interval: kept
+    assert heard == ["one\n"]
+    live.flush(final=True)
+    assert heard == ["one\n", "two\n"]
+
+    def broken(_stream: str, _text: str) -> None:
+        raise RuntimeError("the editor went away")
+
+    failing = LiveOutput(broken, interval=0)
+    failing.feed("stdout", b"ignored\n")
+    failing.flush(final=True)  # logged, never raised into the command's thread

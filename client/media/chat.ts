@@ -5,9 +5,11 @@
 import DOMPurify from 'dompurify';
 import type { ChatState } from '../src/chatModel';
 import type { HostMessage, WebviewMessage } from '../src/webview/messages';
-import { renderAttachments, renderHeader, renderHistory, renderPendingBar } from '../src/webview/panels';
+import type MarkdownIt from 'markdown-it';
+import { renderAttachments, renderBanner, renderHeader, renderHistory, renderNotice, renderPendingBar, renderWelcome } from '../src/webview/panels';
+import { pathFromHref } from '../src/webview/pathLinks';
 import { createMarkdown, PURIFY_CONFIG, renderTurn } from '../src/webview/render';
-import type { UiStrings } from '../src/webview/strings';
+import { fmt, UiStrings } from '../src/webview/strings';
 import { TurnRenderCache } from '../src/webview/turnCache';
 
 interface VsCodeApi {
@@ -16,7 +18,7 @@ interface VsCodeApi {
 declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
-const md = createMarkdown();
+let md: MarkdownIt | undefined;
 const sanitize = (html: string): string => DOMPurify.sanitize(html, PURIFY_CONFIG) as unknown as string;
 
 // Links open through VS Code (which asks before leaving), never inside the webview.
@@ -28,6 +30,8 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
 
 const byId = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const session = byId<HTMLDivElement>('session');
+const noticeLine = byId<HTMLDivElement>('notice');
+const banner = byId<HTMLDivElement>('banner');
 const transcript = byId<HTMLElement>('transcript');
 const historyPanel = byId<HTMLElement>('history-panel');
 const pendingBar = byId<HTMLDivElement>('pending');
@@ -47,6 +51,8 @@ let last: { state: ChatState; busy: boolean } | undefined;
 /** Each turn rendered once per distinct content, so an update touches only the turns that changed (focus survives). */
 let turns: TurnRenderCache | undefined;
 const shown = new Map<HTMLElement, string>();
+/** Approval cards already seen waiting: a new one is scrolled into view (and focused when the chat has focus). */
+const seenPending = new Set<string>();
 
 const post = (message: WebviewMessage): void => vscode.postMessage(message);
 
@@ -98,8 +104,27 @@ historyPanel.addEventListener('keydown', (e) => {
     }
 });
 
+/**
+ * A link in the agent's text: a workspace path (a relative href) opens the file in the editor through the
+ * host; web links are left to VS Code, which asks before it opens a browser.
+ */
+function openPathLink(e: MouseEvent): boolean {
+    const link = (e.target as HTMLElement | null)?.closest<HTMLAnchorElement>('a[href]');
+    const ref = link ? pathFromHref(link.getAttribute('href') ?? '') : undefined;
+    if (!ref) {
+        return false;
+    }
+    e.preventDefault();
+    e.stopPropagation(); // VS Code's own link handler would resolve it against the webview's origin
+    post({ type: 'openPath', path: ref.path, ...(ref.line ? { line: ref.line } : {}), ...(ref.endLine ? { endLine: ref.endLine } : {}) });
+    return true;
+}
+
 /** Every button inside rendered HTML carries data-action; one listener serves them all. */
 document.addEventListener('click', (e) => {
+    if (openPathLink(e)) {
+        return;
+    }
     const button = (e.target as HTMLElement | null)?.closest<HTMLButtonElement>('button[data-action]');
     if (!button || button.disabled) {
         return;
@@ -151,8 +176,82 @@ document.addEventListener('click', (e) => {
             card?.querySelector<HTMLButtonElement>('button[data-action="approve"]')?.focus();
             return;
         }
+        case 'openChange':
+            if (d.callId) {
+                post({ type: 'openChange', callId: d.callId });
+            }
+            return;
+        case 'retry':
+            if (d.turn) {
+                post({ type: 'retry', turnId: Number(d.turn) });
+            }
+            return;
+        case 'setApiKey':
+        case 'openSettings':
+        case 'showOutput':
+        case 'manageTrust':
+            post({ type: 'action', action: d.action });
+            return;
     }
 });
+
+// ---- a running command's clock -----------------------------------------------------------------------------
+
+function tick(): void {
+    if (!strings) {
+        return;
+    }
+    const now = Date.now();
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>('.elapsed[data-started]'))) {
+        const seconds = Math.max(0, Math.floor((now - Number(el.dataset.started)) / 1000));
+        const text = fmt(strings.seconds, String(seconds));
+        if (el.textContent !== text) {
+            el.textContent = text;
+        }
+    }
+}
+setInterval(tick, 1000);
+
+// ---- a card that arrives is seen (and, when the chat has the focus, focused) --------------------------------
+
+/** The user is typing a message: a card must not take the keys they type. */
+function typing(): boolean {
+    return document.activeElement === input && input.value.trim() !== '';
+}
+
+function focusCard(card: HTMLElement): void {
+    if (document.hasFocus() && !typing()) {
+        card.focus({ preventScroll: true });
+    }
+}
+
+function showNewCards(): void {
+    const pending = Array.from(transcript.querySelectorAll<HTMLElement>('.approval.pending[data-call-id]'));
+    const fresh = pending.filter((c) => !seenPending.has(c.dataset.callId ?? ''));
+    for (const card of fresh) {
+        seenPending.add(card.dataset.callId ?? '');
+    }
+    if (fresh.length) {
+        fresh[0].scrollIntoView({ block: 'nearest' });
+        focusCard(fresh[0]);
+    }
+}
+
+// Focus Chat (the keybinding, the palette) while a card waits: the card gets the focus. A click keeps the
+// focus where the user clicked (the pointer comes down just before the window gets the focus).
+let lastPointerDown = 0;
+window.addEventListener('pointerdown', () => (lastPointerDown = Date.now()), true);
+window.addEventListener('focus', () => {
+    post({ type: 'focus', focused: true });
+    if (Date.now() - lastPointerDown < 500) {
+        return;
+    }
+    const card = transcript.querySelector<HTMLElement>('.approval.pending');
+    if (card && !card.contains(document.activeElement)) {
+        focusCard(card);
+    }
+});
+window.addEventListener('blur', () => post({ type: 'focus', focused: false }));
 
 // ---- rendering ------------------------------------------------------------------------------------------------
 
@@ -181,16 +280,21 @@ function setHtml(el: HTMLElement, html: string): void {
 
 function renderTranscript(state: ChatState, s: UiStrings): void {
     const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
-    const cache = (turns ??= new TurnRenderCache((turn) => renderTurn(turn, s, md, sanitize)));
+    const markdown = (md ??= createMarkdown((path) => fmt(s.openPathTitle, path)));
+    const cache = (turns ??= new TurnRenderCache((turn) => renderTurn(turn, s, markdown, sanitize)));
     if (state.turns.length === 0) {
         cache.retain(new Set());
-        transcript.replaceChildren();
-        const empty = document.createElement('p');
-        empty.className = 'empty';
-        empty.textContent = s.emptyTranscript;
-        transcript.append(empty);
+        let welcome = transcript.querySelector<HTMLElement>(':scope > .welcome');
+        if (!welcome) {
+            transcript.replaceChildren();
+            welcome = document.createElement('div');
+            welcome.className = 'welcome';
+            transcript.append(welcome);
+        }
+        setHtml(welcome, renderWelcome(state, s));
         return;
     }
+    transcript.querySelector(':scope > .welcome')?.remove();
     transcript.querySelector(':scope > p.empty')?.remove();
     const ids = new Set(state.turns.map((t) => t.id));
     cache.retain(ids);
@@ -221,6 +325,8 @@ function renderTranscript(state: ChatState, s: UiStrings): void {
     if (nearBottom || added) {
         transcript.scrollTop = transcript.scrollHeight;
     }
+    showNewCards();
+    tick();
 }
 
 function render(): void {
@@ -231,6 +337,10 @@ function render(): void {
     const s = strings;
     const turnRunning = state.turns[state.turns.length - 1]?.status === 'pending';
     setHtml(session, renderHeader(state, s));
+    setHtml(noticeLine, renderNotice(state));
+    noticeLine.hidden = !state.notice;
+    setHtml(banner, renderBanner(state, s));
+    banner.hidden = !state.setup || state.setup.trusted;
     send.disabled = busy;
     stop.disabled = !turnRunning;
     compact.disabled = busy || !state.sessionId || state.turns.length === 0;

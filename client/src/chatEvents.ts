@@ -18,6 +18,7 @@ import type {
     SessionUsage,
     ToolCallRecord,
 } from './protocol';
+import { ERROR_KINDS } from './protocol';
 
 type Obj = Record<string, unknown>;
 
@@ -35,6 +36,9 @@ const DROP_REASONS: readonly CacheDropReason[] = ['compaction', 'resume', 'model
 export const MAX_ID = 200;
 
 const id = (v: unknown): v is string => str(v) && v !== '' && v.length <= MAX_ID;
+
+/** One command_output event's text is at most this long (the server sends a flood's tail only). */
+export const MAX_OUTPUT_EVENT = 20_000;
 
 /** A provider's error message is shown once; a huge one (a stack, a dump) is cut. */
 export const MAX_PROVIDER_MESSAGE = 2000;
@@ -132,7 +136,17 @@ export function parseChatEvent(raw: unknown): ChatEvent | undefined {
             return { sessionId, kind: 'done', reply: str(raw.reply) ? raw.reply : '', ...(usage ? { usage } : {}) };
         }
         case 'error':
-            return { sessionId, kind: 'error', message: str(raw.message) ? raw.message : 'unknown error' };
+            return {
+                sessionId,
+                kind: 'error',
+                message: str(raw.message) ? raw.message : 'unknown error',
+                ...(oneOf(raw.errorKind, ERROR_KINDS) ? { errorKind: raw.errorKind } : {}),
+            };
+        case 'command_output':
+            // A running command's new output (run_command streams it); shown live under its card.
+            return id(raw.callId) && oneOf(raw.stream, ['stdout', 'stderr'] as const) && str(raw.text)
+                ? { sessionId, kind: 'command_output', callId: raw.callId, stream: raw.stream, text: raw.text.slice(0, MAX_OUTPUT_EVENT) }
+                : undefined;
         case 'approval': {
             if (!id(raw.callId) || typeof raw.approved !== 'boolean') {
                 return undefined;

@@ -12,6 +12,7 @@ import type {
     RequestUsage,
     SessionUsage,
 } from './protocol';
+import { classifyFailure, FailureKind } from './chat/failures';
 
 export interface TextPart {
     kind: 'text';
@@ -25,6 +26,10 @@ export interface ToolPart {
     arguments: string;
     result?: string;
     ok?: boolean;
+    /** A running command's output so far (its latest part), from `command_output` events. */
+    output?: string;
+    /** When the call started to run (ms since the epoch; a command: when it was approved). */
+    startedAt?: number;
 }
 
 export interface MemoryNoticePart {
@@ -122,6 +127,8 @@ export interface ChatTurn {
     parts: TurnPart[];
     status: TurnStatus;
     error?: string;
+    /** What kind of failure `error` is (it decides the buttons the error offers). */
+    errorKind?: FailureKind;
     /** What was attached to the user's message. */
     context?: ContextChip[];
     /** Rebuilt from a persisted session (`chat/resume`), not lived in this window. */
@@ -153,7 +160,23 @@ export interface HistoryPanel {
     error?: string;
 }
 
+/** What the chat needs before the first message: a model, an endpoint, a key, and the workspace's trust. */
+export interface SetupInfo {
+    /** The model the server will use ('' = none: the chat shows its setup state). */
+    model: string;
+    /** Where the model comes from: the `myAgent.model` setting or the MY_AGENT_MODEL variable. */
+    modelFrom: 'setting' | 'env' | '';
+    baseUrl: string;
+    baseUrlFrom: 'setting' | 'env' | '';
+    /** Where the API key comes from (secret storage, OPENAI_API_KEY), or none. */
+    key: 'secret' | 'env' | 'none';
+    /** Workspace Trust: false in Restricted Mode (no memory, no tools, no context files). */
+    trusted: boolean;
+}
+
 export interface ChatState {
+    /** What is configured (undefined until the host read it). */
+    setup?: SetupInfo;
     sessionId?: string;
     folderName?: string;
     memory?: boolean;
@@ -184,18 +207,20 @@ export type ChatAction =
     | { type: 'sessionResumed'; sessionId: string; folderName: string; memory: boolean; turns: ChatTurn[]; notice?: string }
     | { type: 'restoring'; on: boolean; notice?: string }
     | { type: 'sessionLost'; notice: string }
-    | { type: 'userSent'; text: string; context?: ContextChip[] }
-    | { type: 'event'; event: ChatEvent }
+    | { type: 'userSent'; text: string; context?: ContextChip[]; retry?: boolean }
+    | { type: 'event'; event: ChatEvent; at?: number }
     | { type: 'replied'; reply: string; usage?: SessionUsage }
     | { type: 'stopped' }
-    | { type: 'failed'; message: string }
+    | { type: 'failed'; message: string; code?: number }
+    | { type: 'setup'; setup: SetupInfo }
+    | { type: 'dropTurn'; id: number }
     | { type: 'undone'; journalId?: string; message: string }
     | { type: 'memoryDescribed'; journalId: string; summary: string }
     | { type: 'notice'; notice?: string }
     | { type: 'attach'; chips: ContextChip[] }
     | { type: 'detach'; id: string }
     | { type: 'approvalRequested'; request: ApprovalRequest }
-    | { type: 'approvalDecided'; callId: string; status: Exclude<ApprovalStatus, 'pending'> }
+    | { type: 'approvalDecided'; callId: string; status: Exclude<ApprovalStatus, 'pending'>; at?: number }
     | { type: 'compactStarted' }
     | { type: 'compactFinished'; compacted: boolean; before: number; after: number; notice?: string }
     | { type: 'historyOpened' }
@@ -274,15 +299,37 @@ function statusOf(approved: boolean, reason: ApprovalReason): Exclude<ApprovalSt
     return reason === 'cancelled' ? 'cancelled' : 'denied';
 }
 
-function applyApprovalEvent(state: ChatState, event: Extract<ChatEvent, { kind: 'approval' }>): ChatState {
+/** The call starts to run (it was approved): its clock starts, once. */
+function started(state: ChatState, callId: string, at: number | undefined): ChatState {
+    if (at === undefined) {
+        return state;
+    }
+    return mapParts(state, (p) => (p.kind === 'tool' && p.callId === callId && p.startedAt === undefined ? { ...p, startedAt: at } : p));
+}
+
+/** How much of a running command's output the chat keeps (its latest part; the result has it all). */
+export const MAX_LIVE_OUTPUT = 20_000;
+
+function appendOutput(output: string | undefined, text: string): string {
+    const all = (output ?? '') + text;
+    if (all.length <= MAX_LIVE_OUTPUT) {
+        return all;
+    }
+    const cut = all.slice(all.length - MAX_LIVE_OUTPUT);
+    const newline = cut.indexOf('\n');
+    return newline >= 0 && newline < 200 ? cut.slice(newline + 1) : cut;
+}
+
+function applyApprovalEvent(state: ChatState, event: Extract<ChatEvent, { kind: 'approval' }>, at?: number): ChatState {
     const status = statusOf(event.approved, event.reason);
+    const running = event.approved ? started(state, event.callId, at) : state;
     const known = state.turns.some((t) => t.parts.some((p) => p.kind === 'approval' && p.callId === event.callId));
     if (known) {
-        return mapParts(state, (p) =>
+        return mapParts(running, (p) =>
             p.kind === 'approval' && p.callId === event.callId ? { ...p, status, reason: event.reason } : p,
         );
     }
-    return appendPart(state, {
+    return appendPart(running, {
         kind: 'approval',
         callId: event.callId,
         approvalKind: event.approvalKind,
@@ -295,7 +342,7 @@ function applyApprovalEvent(state: ChatState, event: Extract<ChatEvent, { kind: 
     });
 }
 
-function applyEvent(state: ChatState, event: ChatEvent): ChatState {
+function applyEvent(state: ChatState, event: ChatEvent, at?: number): ChatState {
     if (state.sessionId && event.sessionId !== state.sessionId) {
         return state;
     }
@@ -313,7 +360,8 @@ function applyEvent(state: ChatState, event: ChatEvent): ChatState {
             return pending((t) => ({
                 ...t,
                 parts: t.parts.map((p) =>
-                    p.kind === 'tool' && p.callId === event.callId ? { ...p, result: event.content, ok: event.ok } : p,
+                    // The result holds the whole output: the live copy is no longer needed.
+                    p.kind === 'tool' && p.callId === event.callId ? { ...p, result: event.content, ok: event.ok, output: undefined } : p,
                 ),
             }));
         case 'memory_changed':
@@ -336,9 +384,25 @@ function applyEvent(state: ChatState, event: ChatEvent): ChatState {
         case 'done':
             return withUsage(pending((t) => settle(t, event.reply)), event.usage);
         case 'error':
-            return pending((t) => cancelPending({ ...t, status: 'error', error: event.message }));
+            return pending((t) =>
+                cancelPending({
+                    ...t,
+                    status: 'error',
+                    error: event.message,
+                    errorKind: classifyFailure(event.message, undefined, event.errorKind),
+                }),
+            );
         case 'approval':
-            return applyApprovalEvent(state, event);
+            return applyApprovalEvent(state, event, at);
+        case 'command_output':
+            return pending((t) => ({
+                ...t,
+                parts: t.parts.map((p) =>
+                    p.kind === 'tool' && p.callId === event.callId && p.result === undefined
+                        ? { ...p, output: appendOutput(p.output, event.text), startedAt: p.startedAt ?? at }
+                        : p,
+                ),
+            }));
         case 'recall':
             return pending((t) => ({ ...t, parts: [...t.parts, { kind: 'recall', chars: event.chars, items: event.items }] }));
         case 'provider_error': {
@@ -360,6 +424,7 @@ function applyEvent(state: ChatState, event: ChatEvent): ChatState {
 function freshSession(state: ChatState): ChatState {
     return {
         ...initialState(),
+        setup: state.setup,
         nextId: state.nextId,
         attachments: state.attachments, // a draft for the next message, whichever session gets it
         history: { ...state.history, rows: state.history.rows.map((r) => ({ ...r, current: false })) },
@@ -417,7 +482,8 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
                 ...state,
                 notice: undefined,
                 nextId: state.nextId + 1,
-                attachments: action.context?.length ? [] : state.attachments,
+                // The chips went with this message (a retry resends its own: the new ones wait).
+                attachments: action.context?.length && !action.retry ? [] : state.attachments,
                 turns: [
                     ...state.turns,
                     {
@@ -430,7 +496,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
                 ],
             };
         case 'event':
-            return applyEvent(state, action.event);
+            return applyEvent(state, action.event, action.at);
         case 'replied':
             return withUsage(replaceLast(state, (t) => settle(t, action.reply)), action.usage);
         case 'stopped':
@@ -438,11 +504,20 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
         case 'failed':
             return replaceLast(state, (t) =>
                 t.status === 'pending' || t.status === 'done'
-                    ? cancelPending({ ...t, status: 'error', error: t.error ?? action.message })
+                    ? cancelPending({
+                          ...t,
+                          status: 'error',
+                          error: t.error ?? action.message,
+                          errorKind: t.error ? t.errorKind : classifyFailure(action.message, action.code),
+                      })
                     : t,
             );
         case 'memoryDescribed':
             return mapParts(state, (p) => (p.kind === 'memory' && p.journalId === action.journalId ? { ...p, summary: action.summary } : p));
+        case 'setup':
+            return { ...state, setup: action.setup };
+        case 'dropTurn':
+            return { ...state, turns: state.turns.filter((t) => t.id !== action.id) };
         case 'undone':
             return mapParts(state, (p) =>
                 p.kind === 'memory' && p.journalId === action.journalId && !p.undone
@@ -469,7 +544,7 @@ export function reduce(state: ChatState, action: ChatAction): ChatState {
             return appendPart(state, part);
         }
         case 'approvalDecided':
-            return mapParts(state, (p) =>
+            return mapParts(action.status === 'approved' ? started(state, action.callId, action.at) : state, (p) =>
                 p.kind === 'approval' && p.callId === action.callId && p.status === 'pending'
                     ? { ...p, status: action.status, reason: action.status === 'cancelled' ? 'cancelled' : 'user' }
                     : p,

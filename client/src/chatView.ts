@@ -44,6 +44,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ChatSurface
             view.webview.onDidReceiveMessage((raw) => this.onMessage(raw)),
             view.onDidDispose(() => {
                 this.view = undefined;
+                this.chat.setFocused(false);
             }),
         ];
         void this.chat.restoreLast();
@@ -119,6 +120,21 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ChatSurface
                 return;
             case 'deleteSession':
                 await this.chat.deleteSession(msg.sessionId);
+                return;
+            case 'retry':
+                await this.chat.retry(msg.turnId);
+                return;
+            case 'action':
+                await this.chat.runAction(msg.action);
+                return;
+            case 'openChange':
+                await this.chat.openChange(msg.callId);
+                return;
+            case 'openPath':
+                await this.chat.openPath({ path: msg.path, line: msg.line, endLine: msg.endLine });
+                return;
+            case 'focus':
+                this.chat.setFocused(msg.focused);
                 return;
         }
     }

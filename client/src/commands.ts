@@ -115,6 +115,11 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
             await chat.compact();
         }),
 
+        // The diff editor's title bar passes the proposal it shows; a keybinding passes nothing.
+        reg('myAgent.chat.approvePending', (arg?: unknown) => chat.decidePending(true, arg)),
+
+        reg('myAgent.chat.denyPending', (arg?: unknown) => chat.decidePending(false, arg)),
+
         reg('myAgent.openMemoryFile', async () => {
             const folder = await pickFolder(vscode.l10n.t('Open the memory of which folder?'));
             if (!folder) {

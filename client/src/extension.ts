@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
 import { ChatController } from './chat/controller';
 import { PROPOSED_SCHEME, ProposedTextProvider } from './chat/proposed';
+import { readSetup } from './chat/setup';
+import { storageFiles } from './chat/transcriptFiles';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chatView';
 import { registerCommands } from './commands';
 import { OpenBufferSync } from './common/bufferSync';
@@ -20,6 +22,7 @@ import { MemoryStatusBar } from './statusBar';
 /** Wiring only: builds the parts, connects their events, registers them with VS Code. */
 
 let server: ServerManager | undefined;
+let chatController: ChatController | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
     const log = getLog();
@@ -33,7 +36,10 @@ export function activate(context: vscode.ExtensionContext): void {
     const treeView = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: tree, showCollapseAll: true });
     const statusBar = new MemoryStatusBar(memory, nearShare);
     const proposals = new ProposedTextProvider();
-    const chat = new ChatController(server, context.workspaceState, memory, proposals);
+    // Kept transcripts: files in the workspace storage folder (the extension host's own disk); no folder open: workspaceState.
+    const transcripts = context.storageUri?.scheme === 'file' ? storageFiles(context.storageUri.fsPath) : undefined;
+    const chat = new ChatController(server, context.workspaceState, memory, proposals, transcripts);
+    chatController = chat;
     const chatView = new ChatViewProvider(context.extensionUri, chat, context.workspaceState);
     const snapshots = new SnapshotContentProvider(memory.onDidChange); // an open frozen ↔ live diff follows memory
     const docs = new ReadOnlyDocuments();
@@ -42,6 +48,18 @@ export function activate(context: vscode.ExtensionContext): void {
     const recallView = vscode.window.createTreeView(RECALL_VIEW_ID, { treeDataProvider: recall });
     recall.attach(recallView);
     let buffers: OpenBufferSync | undefined;
+    // What the chat shows before the first message (model, endpoint, key, trust), kept current.
+    const refreshSetup = (): void => {
+        void readSetup(context.secrets).then((setup) => chat.setSetup(setup));
+    };
+    // Restricted Mode: the Memory view says its files stay out of prompts (the chat shows a banner).
+    const trustNote = (): void => {
+        treeView.message = vscode.workspace.isTrusted
+            ? undefined
+            : vscode.l10n.t('Restricted Mode: these files are checked, but not used in prompts nor written by the agent until you trust this folder.');
+    };
+    refreshSetup();
+    trustNote();
 
     context.subscriptions.push(
         srv,
@@ -83,6 +101,9 @@ export function activate(context: vscode.ExtensionContext): void {
         chat.onDidChangeSession((sessionId) => void memory.setSession(sessionId)),
 
         vscode.workspace.onDidChangeConfiguration((e) => {
+            if (e.affectsConfiguration(`${SECTION}.model`) || e.affectsConfiguration(`${SECTION}.baseUrl`)) {
+                refreshSetup();
+            }
             if (needsRestart(e)) {
                 void srv.restart();
             } else if (e.affectsConfiguration(`${SECTION}.memory`)) {
@@ -92,10 +113,13 @@ export function activate(context: vscode.ExtensionContext): void {
         }),
         onApiKeyChanged(context.secrets, () => {
             log.info('API key changed: restarting the server');
+            refreshSetup();
             void srv.restart();
         }),
         vscode.workspace.onDidGrantWorkspaceTrust(() => {
             log.info('workspace trusted: restarting the server with memory enabled');
+            refreshSetup();
+            trustNote();
             void srv.restart();
         }),
         vscode.workspace.onDidChangeWorkspaceFolders(() => {
@@ -113,6 +137,9 @@ export function activate(context: vscode.ExtensionContext): void {
 }
 
 export async function deactivate(): Promise<void> {
+    // The transcript change still waiting for its timer is written before the window goes (a reload).
+    await chatController?.flush();
+    chatController = undefined;
     await server?.stop();
     server = undefined;
 }

@@ -248,6 +248,7 @@ export type ApprovalKind = 'edit' | 'command' | 'memory';
 export type ApprovalReason = 'user' | 'setting' | 'cancelled' | 'error';
 export type CompactReason = 'threshold' | 'manual' | 'context_error';
 /** Why a turn failed (server/my_agent_core/agent/errors.py `ErrorKind`). */
+export const ERROR_KINDS: readonly ErrorKind[] = ['agent', 'config', 'cancelled', 'invalid', 'busy', 'closed', 'timeout', 'connection', 'http', 'stream', 'protocol', 'context_length', 'empty_reply', 'step_limit'];
 export type ErrorKind =
     | 'agent'
     | 'config'
@@ -280,7 +281,8 @@ export type ChatEvent =
     | (EventBase & { kind: 'compacted'; reason: CompactReason; before: number; after: number })
     | (EventBase & { kind: 'recall'; chars: number; items: number })
     | (EventBase & { kind: 'provider_error'; provider: string; message: string })
-    | (EventBase & { kind: 'session_error'; message: string });
+    | (EventBase & { kind: 'session_error'; message: string })
+    | (EventBase & { kind: 'command_output'; callId: string; stream: 'stdout' | 'stderr'; text: string });
 
 /**
  * Server -> client request `myAgent/chat/approve`, sent before an edit, a command or (with

@@ -155,12 +155,12 @@ test('a whole turn renders safely: user text escaped, tool calls collapsed, undo
     );
     const html = render.renderTurn(s.turns[0], strings, md, sanitize);
     assertSafe(html);
-    assert.match(html, /<details class="tool failed"><summary>/);
+    assert.match(html, /<details class="tool is-failed" data-call-id="c&quot;1" data-state="failed"><summary>/);
     assert.doesNotMatch(html, /<details[^>]*open/);
     assert.match(html, /&lt;b&gt;memory&lt;\/b&gt;/);
     assert.match(html, /<button type="button" class="undo" data-action="undo" data-journal-id="&quot;&gt;&lt;script&gt;/);
     assert.match(html, /aria-label="Undo this memory change"/);
-    assert.match(html, /<div class="error" role="alert">Error: &lt;script&gt;boom/);
+    assert.match(html, /<div class="error" role="alert"><div class="error-text">Error: &lt;script&gt;boom/);
     // Parse it like the webview does and check the DOM too.
     const dom = new JSDOM(`<body>${html}</body>`);
     assert.equal(dom.window.document.querySelectorAll('script,img,iframe').length, 0);

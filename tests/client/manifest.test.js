@@ -42,10 +42,18 @@ test('every contributed command has a handler and the My Agent category', () => 
 });
 
 test('views, settings and workspace trust', () => {
-    assert.equal(pkg.contributes.viewsContainers.activitybar[0].id, 'myAgent');
-    const views = pkg.contributes.views.myAgent;
-    assert.deepEqual(views.map((v) => v.id), ['myAgent.memory', 'myAgent.chat', 'myAgent.recall']);
-    assert.equal(views[1].type, 'webview');
+    assert.deepEqual(pkg.contributes.viewsContainers.activitybar.map((c) => c.id), ['myAgent', 'myAgentChat']);
+    assert.deepEqual(pkg.contributes.views.myAgent.map((v) => v.id), ['myAgent.memory', 'myAgent.recall']);
+    // The chat has a container of its own (room to work; users drag it to the secondary side bar).
+    const [chat, ...others] = pkg.contributes.views.myAgentChat;
+    assert.equal(others.length, 0);
+    assert.equal(chat.id, 'myAgent.chat');
+    assert.equal(chat.type, 'webview');
+    for (const c of pkg.contributes.viewsContainers.activitybar) {
+        assert.match(c.title, /^%.+%$/);
+        assert.ok(fs.existsSync(path.join(root, c.icon)), c.icon);
+        assert.ok(fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8').includes(`!${c.icon}`), `${c.icon} is packaged`);
+    }
     assert.ok(pkg.contributes.viewsWelcome.some((w) => w.view === 'myAgent.recall' && w.contents.startsWith('%')));
     const props = pkg.contributes.configuration.properties;
     assert.equal(props['myAgent.memory.memoryCharLimit'].default, 2200);

@@ -53,6 +53,34 @@ class Uri {
     }
 }
 
+class Position {
+    constructor(line, character) {
+        this.line = line;
+        this.character = character;
+    }
+}
+
+/** Both of VS Code's forms: `new Range(start, end)` and `new Range(startLine, startChar, endLine, endChar)`. */
+class Range {
+    constructor(a, b, c, d) {
+        if (a instanceof Position || (a && typeof a === 'object')) {
+            this.start = a;
+            this.end = b;
+        } else {
+            this.start = new Position(a, b);
+            this.end = new Position(c, d);
+        }
+    }
+}
+
+/** A diff editor's tab input (window.tabGroups). */
+class TabInputTextDiff {
+    constructor(original, modified) {
+        this.original = original;
+        this.modified = modified;
+    }
+}
+
 class ThemeIcon {
     constructor(id, color) {
         this.id = id;
@@ -169,8 +197,14 @@ const state = {
     commandHandlers: {},
     /** Workspace edits applied with workspace.applyEdit. */
     appliedEdits: [],
-    /** Editor tabs (window.tabGroups.all[0].tabs): each `{input: {uri} | {original, modified}}`; undefined: no tabGroups. */
-    tabs: undefined,
+    /** Context keys set with executeCommand('setContext', key, value). */
+    context: {},
+    /** Lines of the documents openTextDocument returns, by fsPath (default: one empty line). */
+    docLines: {},
+    /** Editor tabs of window.tabGroups (one group): each `{input: {uri} | {original, modified}}` or a
+     * TabInputTextDiff; undefined: an editor without tabGroups. And the tabs closed through it. */
+    tabs: [],
+    closedTabs: [],
 };
 
 const docEvents = { open: new EventEmitter(), change: new EventEmitter(), close: new EventEmitter(), save: new EventEmitter() };
@@ -205,20 +239,6 @@ function configuration(section) {
             }
         },
     };
-}
-
-class Position {
-    constructor(line, character) {
-        this.line = line;
-        this.character = character;
-    }
-}
-
-class Range {
-    constructor(start, end) {
-        this.start = start;
-        this.end = end;
-    }
 }
 
 class WorkspaceEdit {
@@ -277,6 +297,8 @@ const stub = {
     Range,
     WorkspaceEdit,
     ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
+    TabInputTextDiff,
+    FileType: { Unknown: 0, File: 1, Directory: 2, SymbolicLink: 64 },
     StatusBarAlignment: { Left: 1, Right: 2 },
     ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     ViewColumn: { Active: -1, Beside: -2, One: 1 },
@@ -338,7 +360,14 @@ const stub = {
         },
         openTextDocument: async (uri) => {
             state.opened.push(uri);
-            return { uri, isDirty: false, getText: () => '' };
+            const lines = state.docLines[uri.fsPath] ?? [''];
+            return {
+                uri,
+                isDirty: false,
+                getText: () => lines.join('\n'),
+                lineCount: lines.length,
+                lineAt: (n) => ({ text: lines[n] ?? '' }),
+            };
         },
     },
     window: {
@@ -362,7 +391,18 @@ const stub = {
         },
         visibleTextEditors: [],
         get tabGroups() {
-            return state.tabs ? { all: [{ tabs: state.tabs }] } : undefined;
+            if (!state.tabs) {
+                return undefined;
+            }
+            return {
+                all: [{ tabs: state.tabs }],
+                close: async (tabs) => {
+                    const list = Array.isArray(tabs) ? tabs : [tabs];
+                    state.closedTabs.push(...list);
+                    state.tabs = state.tabs.filter((t) => !list.includes(t));
+                    return true;
+                },
+            };
         },
         onDidChangeActiveTextEditor: () => new Disposable(),
         createStatusBarItem: () => ({ show() {}, hide() {}, dispose() {} }),
@@ -396,6 +436,10 @@ const stub = {
     commands: {
         registerCommand: () => new Disposable(),
         executeCommand: async (id, ...args) => {
+            if (id === 'setContext') {
+                state.context[args[0]] = args[1];
+                return undefined;
+            }
             state.commands.push({ id, args });
             return state.commandHandlers[id]?.(...args);
         },
@@ -423,11 +467,14 @@ const stub = {
             state.opened = [];
             state.shownDocs = [];
             state.tools = new Map();
-            state.tabs = undefined;
             state.updates = [];
             state.knownCommands = [];
             state.commandHandlers = {};
             state.appliedEdits = [];
+            state.context = {};
+            state.docLines = {};
+            state.tabs = [];
+            state.closedTabs = [];
             log.lines = [];
         },
         docEvents,

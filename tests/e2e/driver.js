@@ -47,22 +47,31 @@ const h = {
   },
 
   // Runs a command by its palette title (F1, type, pick the row whose label matches exactly, else first).
-  async palette(title, { timeout = 15000 } = {}) {
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input.input');
-    await input.waitFor({ state: 'visible', timeout });
-    await input.fill('>' + title);
-    const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
-    await h.waitFor(async () => (await rows.count()) > 0, { timeout, what: `palette rows for "${title}"` });
-    const labels = await h.quickInputRows();
-    const want = title.toLowerCase();
-    let idx = labels.findIndex((l) => l.toLowerCase().split(',')[0].trim().endsWith(want));
-    if (idx < 0) idx = labels.findIndex((l) => l.toLowerCase().includes(want));
-    if (idx < 0) throw new Error(`command "${title}" not in the palette; rows: ${JSON.stringify(labels)}`);
-    await rows.nth(idx).click();
-    await input.waitFor({ state: 'hidden', timeout }).catch(() => {});
-    return labels[idx];
+  // With `wait` (ms), a command not listed yet (its extension's contributions still registering) is looked
+  // for again, the palette reopened, until it is listed.
+  async palette(title, { timeout = 15000, wait = 0 } = {}) {
+    const end = Date.now() + wait;
+    for (;;) {
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget input.input');
+      await input.waitFor({ state: 'visible', timeout });
+      await input.fill('>' + title);
+      const rows = page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+      await h.waitFor(async () => (await rows.count()) > 0, { timeout, what: `palette rows for "${title}"` });
+      const labels = await h.quickInputRows();
+      const want = title.toLowerCase();
+      let idx = labels.findIndex((l) => l.toLowerCase().split(',')[0].trim().endsWith(want));
+      if (idx < 0) idx = labels.findIndex((l) => l.toLowerCase().includes(want));
+      if (idx >= 0) {
+        await rows.nth(idx).click();
+        await input.waitFor({ state: 'hidden', timeout }).catch(() => {});
+        return labels[idx];
+      }
+      if (Date.now() >= end) throw new Error(`command "${title}" not in the palette; rows: ${JSON.stringify(labels)}`);
+      await page.keyboard.press('Escape');
+      await sleep(300);
+    }
   },
 
   // Opens a workspace file by its relative path through Quick Open (Ctrl+P).
@@ -219,6 +228,46 @@ const h = {
       await button.focus();
       await button.press('Enter');
     }
+  },
+
+  // Tool rows and approval cards with what their call did: [{callId, card, summary, state, status, elapsed, output,
+  // note}] (`state`: done, running, waiting, failed, denied, stopped, timed-out; `status`: the words shown for it).
+  async toolRows(frame) {
+    return frame.$$eval('.tool[data-call-id], .approval[data-call-id]:not(.report)', (els) =>
+      els.map((el) => {
+        const text = (sel) => ((el.querySelector(sel) || {}).textContent || '').trim();
+        return {
+          callId: el.dataset.callId,
+          card: el.classList.contains('approval'),
+          summary: text('.tool-summary'),
+          state: el.dataset.state || '',
+          status: text('.status'),
+          elapsed: text('.elapsed'),
+          output: (el.querySelector('pre.output') || {}).textContent || '',
+          note: text('.change-note'),
+        };
+      }),
+    );
+  },
+
+  // What has the focus inside the chat: {callId, tag, id} of document.activeElement.
+  async chatFocus(frame) {
+    return frame.evaluate(() => {
+      const a = document.activeElement;
+      return a ? { callId: a.dataset.callId || '', tag: a.tagName, id: a.id || '' } : null;
+    });
+  },
+
+  // The labels of the active editor group's title-bar actions (the diff editor's Approve / Deny).
+  async editorTitleActions() {
+    return page.$$eval('.editor-group-container.active .editor-actions .action-label', (els) =>
+      els.map((e) => e.getAttribute('aria-label') || e.getAttribute('title') || ''),
+    );
+  },
+
+  // The status bar's cursor position ("Ln 2, Col 5 (27 selected)").
+  async cursorPosition() {
+    return page.locator('.statusbar-item[id="status.editor.selection"]').first().innerText().catch(() => '');
   },
 
   // The context chips waiting for the next message (their labels).

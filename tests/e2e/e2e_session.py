@@ -142,11 +142,34 @@ def view_name(view_id: str) -> str:
     raise KeyError(view_id)
 
 
-def open_view(s: Session, view_id: str, container_id: str = "myAgent") -> None:
+def view_container(view_id: str) -> str:
+    """The id of the view container a contributed view is in."""
+    pkg = json.loads((v.package_dir() / "package.json").read_text(encoding="utf-8"))
+    for container, views in pkg["contributes"]["views"].items():
+        if any(view["id"] == view_id for view in views):
+            return str(container)
+    raise KeyError(view_id)
+
+
+def wait_for_activation(s: Session, after: int = 0, timeout: float = 120) -> None:
+    """Waits for the real condition of the extension's commands and views being there: the extension
+    host activated it (more than `after` times: a reloaded window activates it again)."""
+    wait_until(
+        lambda: len(s.server.activation_lines(s.ext_id)) > after,
+        timeout,
+        f"the extension host to activate {s.ext_id}" + (" again" if after else ""),
+    )
+
+
+def open_view(s: Session, view_id: str) -> None:
     """Opens a contributed view by its generated `<Container>: Focus on <name> View` command (exact title,
-    so VS Code's own Chat view is never picked instead)."""
-    title = f"{container_title(container_id)}: Focus on {view_name(view_id)} View"
-    picked = s.palette(title)
+    so VS Code's own Chat view is never picked instead), once the extension is active (the workspaces of
+    these tests hold memory files, so it activates at startup); a palette opened while the window still
+    registers the contributions is opened again until the command is listed."""
+    wait_for_activation(s)
+    title = f"{container_title(view_container(view_id))}: Focus on {view_name(view_id)} View"
+    picked = s.js("return await h.palette(args.t, { wait: 30000 })", t=title)
+    assert isinstance(picked, str)
     assert picked.lower().startswith(title.lower()), f"palette ran {picked!r} instead of {title!r}"
 
 
@@ -158,6 +181,7 @@ def start_session(
     env: dict | None = None,
     workspace_src: Path = FIXTURE_WORKSPACE,
     url_for: Callable[[Session], str] | None = None,
+    workspace_trust: bool = False,
 ) -> Session:
     """Copies the workspace, installs the .vsix, starts code-server and opens the browser on it
     (at `url_for(session)` when given, e.g. a URL with an extension-test payload)."""
@@ -174,6 +198,7 @@ def start_session(
         user_data_dir=user_data,
         extensions_dir=extensions,
         env={"OPENAI_API_KEY": "test", **(env or {})},
+        workspace_trust=workspace_trust,
     )
     server.start()
     driver = v.Driver()

@@ -120,26 +120,93 @@ def test_first_run_builds_the_venv_from_bundled_wheels_and_lints(first_run: Sess
     )
 
 
-def test_chat_without_a_model_says_how_to_configure_one(first_run: Session) -> None:
+def test_chat_without_a_model_shows_the_setup_first_and_its_error_has_a_way_out(
+    first_run: Session,
+) -> None:
     s = first_run
     open_view(s, "myAgent.chat")
-    before = s.js("return await (await h.webviewFrame('textarea')).locator('body').innerText()")
-    assert "myAgent.model" not in str(before), (
-        "the hint must answer the user's message, not precede it"
+    # Before the first message: the setup state (model, base URL, key, buttons, a local server to try).
+    setup = s.js(
+        """
+        const frame = await h.chatFrame({ timeout: 60000 });
+        const panel = frame.locator('.setup');
+        await panel.waitFor({ timeout: 60000 });
+        return { text: await panel.innerText(),
+                 buttons: await panel.locator('button[data-action]').evaluateAll((bs) => bs.map((b) => b.dataset.action)),
+                 missing: await panel.locator('.setup-row.missing').count() };
+        """
     )
-    text = s.js(
+    assert isinstance(setup, dict)
+    text = setup["text"]
+    for words in ("Model", "not set", "Base URL", "API key", "Ollama", "llama.cpp", "vLLM"):
+        assert words in text, (words, text)
+    assert "http://localhost:11434/v1" in text, text
+    assert setup["buttons"] == ["openSettings", "setApiKey"], setup
+    assert setup["missing"] == 1, setup  # the model (the key comes from OPENAI_API_KEY)
+    s.shot("setup-state")
+    # Open Settings: the Settings editor, on the extension's settings.
+    s.js(
+        "const frame = await h.chatFrame(); await frame.locator('.setup button[data-action=openSettings]').click();"
+    )
+    settings = wait_until(
+        lambda: (
+            (
+                t := s.js(
+                    "return await page.locator('.settings-editor').first().innerText().catch(() => '')"
+                )
+            )
+            and "Base Url" in str(t)
+            and t
+        ),
+        30,
+        "the Settings editor on the extension's settings",
+    )
+    assert "Model" in str(settings), settings
+    s.shot("setup-open-settings")
+    s.js("await page.keyboard.press('Escape'); await page.keyboard.press('Control+W');")
+    # Send anyway: the error answers the message and offers what fixes it.
+    failed = s.js(
         r"""
-        const frame = await h.webviewFrame('textarea');
-        const box = frame.locator('textarea').first();
+        const frame = await h.chatFrame();
+        const box = frame.locator('textarea#input');
         await box.click();
         await box.fill('hello');
         await box.press('Enter');
-        return await h.waitFor(async () => {
-          const t = await frame.locator('body').innerText();
-          return /myAgent\.model|MY_AGENT_MODEL/.test(t) ? t : null;
-        }, { timeout: 60000, what: 'a message about the missing model' });
+        const error = frame.locator('.turn .error[role=alert]').last();
+        await error.waitFor({ timeout: 60000 });
+        return { text: await error.innerText(),
+                 buttons: await error.locator('button[data-action]').evaluateAll((bs) => bs.map((b) => b.dataset.action)),
+                 turns: await frame.locator('.turn').count() };
         """
     )
     s.shot("chat-without-model")
-    assert isinstance(text, str)
-    assert "myAgent.model" in text or "MY_AGENT_MODEL" in text, text
+    assert isinstance(failed, dict)
+    assert "myAgent.model" in failed["text"] or "MY_AGENT_MODEL" in failed["text"], failed
+    assert "`" not in failed["text"], f"inline code is rendered, not shown as backticks: {failed}"
+    assert failed["buttons"] == ["openSettings", "retry", "showOutput"], failed
+    # Retry sends the message again in place of the failed turn (it fails the same way: one turn).
+    again = s.js(
+        """
+        const frame = await h.chatFrame();
+        await frame.locator('.turn .error button[data-action=retry]').last().click();
+        await h.sleep(500);
+        await h.waitFor(async () => (await frame.locator('.turn .error[role=alert]').count()) === 1,
+                        { timeout: 60000, what: 'the retried turn to fail again' });
+        return await frame.locator('.turn').count();
+        """
+    )
+    assert again == 1, again
+    # Show Output: the My Agent output channel.
+    s.js(
+        "const frame = await h.chatFrame(); await frame.locator('.turn .error button[data-action=showOutput]').last().click();"
+    )
+    wait_until(
+        lambda: (
+            "My Agent"
+            in str(
+                s.js("return await page.locator('.part.panel').first().innerText().catch(() => '')")
+            )
+        ),
+        30,
+        "the My Agent output channel",
+    )

@@ -152,6 +152,8 @@ class CodeServer:
     user_data_dir: Path
     extensions_dir: Path
     env: dict = field(default_factory=dict)
+    #: Workspace Trust on (an untrusted folder opens in Restricted Mode); off by default.
+    workspace_trust: bool = False
     port: int = 0
     proc: subprocess.Popen | None = None
     started_at: float = 0.0
@@ -189,11 +191,12 @@ class CodeServer:
             str(self.extensions_dir),
             "--disable-telemetry",
             "--disable-update-check",
-            "--disable-workspace-trust",
             "--disable-getting-started-override",
             "--ignore-last-opened",
             str(self.folder),
         ]
+        if not self.workspace_trust:
+            cmd.insert(-3, "--disable-workspace-trust")
         self.started_at = time.monotonic()
         self.started_wall = time.time()
         log = open(self.log_path, "wb")  # noqa: SIM115 - kept open for the process's lifetime
@@ -254,11 +257,14 @@ class CodeServer:
 
     def activation_line(self, ext_id: str) -> str | None:
         """The extension host's log line recording the activation of `ext_id`, if any."""
+        lines = self.activation_lines(ext_id)
+        return lines[0] if lines else None
+
+    def activation_lines(self, ext_id: str) -> list[str]:
+        """Every activation of `ext_id` in this run, one per extension host (a window reload starts a
+        new one, logging to a new exthostN folder)."""
         pat = re.compile(r"ExtensionService#_doActivateExtension\s+" + re.escape(ext_id), re.I)
-        for line in self.exthost_log().splitlines():
-            if pat.search(line):
-                return line
-        return None
+        return [line for line in self.exthost_log().splitlines() if pat.search(line)]
 
 
 class DriverError(RuntimeError):

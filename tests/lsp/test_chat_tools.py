@@ -447,6 +447,26 @@ async def test_secrets_stay_out_of_a_commands_environment(
     assert "pg-password" not in got["content"]
 
 
+async def test_a_commands_output_streams_as_events_of_its_call_before_the_result(
+    client: Any, fake: FakeOpenAI, editor: Editor, roots: dict[str, Path]
+) -> None:
+    session = await start_chat(client, roots["proj"])
+    fake.add(
+        calls(("run_command", {"command": "echo one; sleep 1.5; echo two >&2; echo three"})),
+        {"content": "ran"},
+    )
+    await send(client, session, "marker-live run")
+    every = events(client, session)
+    (call,) = [e for e in every if e["kind"] == "tool_call"]
+    output = [e for e in every if e["kind"] == "command_output"]
+    assert output and all(e["callId"] == call["callId"] for e in output)
+    assert "".join(e["text"] for e in output if e["stream"] == "stdout") == "one\nthree\n"
+    assert "".join(e["text"] for e in output if e["stream"] == "stderr") == "two\n"
+    kinds = [e["kind"] for e in every]
+    assert kinds.index("tool_result") > max(i for i, k in enumerate(kinds) if k == "command_output")
+    assert len(output) >= 2, "the first line went out while the command still ran"
+
+
 # ---- stop ----------------------------------------------------------------------------------------------
 
 

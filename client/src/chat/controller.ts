@@ -2,7 +2,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { parseChatEvent, parseCompactResult, parseResume, parseSessionUsage } from '../chatEvents';
 import { turnsFromHistory } from '../chatHistory';
-import { isBusy } from '../chatModel';
+import { ContextChip, isBusy, pendingApprovals, SetupInfo } from '../chatModel';
 import { toContextRefs } from '../contextChips';
 import { errorMessage, isCancelled, isInvalidParams, isMethodNotFound } from '../common/errors';
 import { activeFolder, folderForUri } from '../common/folders';
@@ -18,12 +18,17 @@ import {
     Methods,
 } from '../protocol';
 import { agentNotice, fetchJournalRecord, parseLog, undoNote } from '../memoryChange';
+import { changedLines } from '../webview/toolView';
+import type { HostAction } from '../webview/messages';
 import { ApprovalBroker } from './approvals';
 import type { ChatServer, RequestClient } from './seams';
 import { activeEditorContext } from './editorContext';
-import { ProposedTextProvider } from './proposed';
+import { openWorkspacePath, OpenTarget, showAt } from './openPath';
+import { PROPOSED_SCHEME, ProposedTextProvider } from './proposed';
 import { SessionHistory } from './history';
+import { SETUP_SETTINGS_QUERY } from './setup';
 import { ChatStore } from './store';
+import { mementoFiles, mergeRestored, TranscriptFiles, TranscriptStore } from './transcripts';
 
 /**
  * The chat's behaviour, apart from its webview: sessions (start, send, stop, resume, compact, delete, the
@@ -35,6 +40,23 @@ import { ChatStore } from './store';
 export type { ChatServer, RequestClient } from './seams';
 
 export const LAST_SESSION_KEY = 'myAgent.chat.lastSession';
+
+/** Context keys: an approval waits (the keybindings), and the proposal documents of the waiting cards
+ * (the diff editor's Approve / Deny show only for those: `resourcePath in myAgent.chat.pendingProposals`). */
+export const HAS_PENDING_KEY = 'myAgent.chat.hasPending';
+/** The chat webview has the keyboard focus (its keybindings apply; VS Code's focusedView does not see
+ * inside a webview). */
+export const FOCUSED_KEY = 'myAgent.chat.focused';
+export const PENDING_PROPOSALS_KEY = 'myAgent.chat.pendingProposals';
+
+function errorCode(e: unknown): number | undefined {
+    const code = (e as { code?: unknown } | undefined)?.code;
+    return typeof code === 'number' ? code : undefined;
+}
+
+function isUri(v: unknown): v is vscode.Uri {
+    return !!v && typeof v === 'object' && typeof (v as vscode.Uri).scheme === 'string' && typeof (v as vscode.Uri).path === 'string';
+}
 
 /** What the controller asks of the view. */
 export interface ChatSurface {
@@ -61,23 +83,92 @@ export class ChatController implements vscode.Disposable {
     private surface: ChatSurface | undefined;
     private readonly subs: vscode.Disposable[] = [];
     private readonly history: SessionHistory;
+    private readonly transcripts: TranscriptStore;
+    private saveTimer: ReturnType<typeof setTimeout> | undefined;
+    private contextKeys = '';
 
     constructor(
         private readonly server: ChatServer,
         private readonly memento: vscode.Memento,
         private readonly memory: MemorySink,
         private readonly proposals: ProposedTextProvider,
+        /** Where transcripts are kept for a reload (the workspace storage folder); else workspaceState. */
+        transcriptFiles?: TranscriptFiles,
     ) {
         this.approvals = new ApprovalBroker(
             {
                 currentSession: () => this.store.state.sessionId,
                 show: (request) => this.showApproval(request),
-                settle: (callId, status) => this.store.dispatch({ type: 'approvalDecided', callId, status }),
+                settle: (callId, status) => {
+                    this.store.dispatch({ type: 'approvalDecided', callId, status, at: Date.now() });
+                    // Decided (or gone): its diff would now show two equal sides.
+                    void this.proposals.closeDiff(callId);
+                },
             },
             getLog(),
         );
         this.history = new SessionHistory(this.store, server, (uri) => this.folderName(uri));
-        this.subs.push(server.onDidStop(() => this.onServerStopped()), this.store);
+        this.transcripts = new TranscriptStore(transcriptFiles ?? mementoFiles(memento));
+        this.subs.push(
+            server.onDidStop(() => this.onServerStopped()),
+            this.store.onDidChange(() => this.afterChange()),
+            this.store,
+        );
+    }
+
+    private afterChange(): void {
+        this.updateContextKeys();
+        this.scheduleSave();
+    }
+
+    private updateContextKeys(): void {
+        const pending = pendingApprovals(this.store.state);
+        const paths = pending.map((p) => this.proposals.proposedPath(p.callId)).filter((p): p is string => !!p);
+        const key = JSON.stringify([pending.length > 0, paths]);
+        if (key === this.contextKeys) {
+            return;
+        }
+        this.contextKeys = key;
+        void vscode.commands.executeCommand('setContext', HAS_PENDING_KEY, pending.length > 0);
+        void vscode.commands.executeCommand('setContext', PENDING_PROPOSALS_KEY, paths);
+    }
+
+    /** Keeps the transcript (cards, notices, outcomes) for a reload; while a reply streams, once it settles. */
+    private scheduleSave(): void {
+        const state = this.store.state;
+        if (!state.sessionId || !state.turns.length) {
+            return;
+        }
+        clearTimeout(this.saveTimer);
+        this.saveTimer = setTimeout(() => void this.saveTranscript(), isBusy(state) ? 2000 : 300);
+    }
+
+    private saveTranscript(): Promise<void> {
+        clearTimeout(this.saveTimer);
+        this.saveTimer = undefined;
+        const { sessionId, turns } = this.store.state;
+        return sessionId && turns.length ? this.transcripts.save(sessionId, turns) : Promise.resolve();
+    }
+
+    /** Writes a transcript change still waiting for its timer, and waits for the writes under way (the
+     * window is closing or reloading). */
+    flush(): Promise<void> {
+        return this.saveTimer !== undefined ? this.saveTranscript() : this.transcripts.idle();
+    }
+
+    private focused = false;
+
+    /** The webview gained or lost the keyboard focus. */
+    setFocused(focused: boolean): void {
+        if (focused !== this.focused) {
+            this.focused = focused;
+            void vscode.commands.executeCommand('setContext', FOCUSED_KEY, focused);
+        }
+    }
+
+    /** What is configured (model, endpoint, key, trust): the setup state and the Restricted Mode banner. */
+    setSetup(setup: SetupInfo): void {
+        this.store.dispatch({ type: 'setup', setup });
     }
 
     get sessionId(): string | undefined {
@@ -109,7 +200,7 @@ export class ChatController implements vscode.Disposable {
         if (event.sessionId !== this.store.state.sessionId) {
             return;
         }
-        this.store.dispatch({ type: 'event', event });
+        this.store.dispatch({ type: 'event', event, at: Date.now() });
         if (event.kind === 'memory_changed' && event.journalId) {
             void this.describeMemoryChange(event.journalId);
         }
@@ -224,6 +315,7 @@ export class ChatController implements vscode.Disposable {
             if (!r) {
                 throw new Error(vscode.l10n.t('the server sent no transcript'));
             }
+            const kept = await this.transcripts.get(r.sessionId);
             if (previous && previous !== r.sessionId) {
                 this.endQuietly(client, previous);
             }
@@ -233,7 +325,8 @@ export class ChatController implements vscode.Disposable {
                 sessionId: r.sessionId,
                 folderName: r.folder ? this.folderName(r.folder) : '',
                 memory: r.memory,
-                turns: turnsFromHistory(r.messages),
+                // The transcript as the user saw it (cards, notes) where it matches the server's history.
+                turns: mergeRestored(turnsFromHistory(r.messages), kept),
                 notice: auto ? vscode.l10n.t('Reopened your last chat.') : undefined,
             });
             this.remember(r.sessionId);
@@ -280,7 +373,8 @@ export class ChatController implements vscode.Disposable {
 
     // ---- turns -------------------------------------------------------------------------------------------
 
-    async send(text: string): Promise<void> {
+    /** Sends a message; `context` replaces the waiting chips (a Retry resends its own). */
+    async send(text: string, context?: ContextChip[]): Promise<void> {
         if (this.restoring) {
             await this.restoring;
         }
@@ -307,12 +401,12 @@ export class ChatController implements vscode.Disposable {
             this.surface?.restoreDraft(text);
             return;
         }
-        const chips = this.store.state.attachments;
+        const chips = context ?? this.store.state.attachments;
         const params: ChatSendParams = { sessionId, message: text };
         if (chips.length) {
             params.context = toContextRefs(chips);
         }
-        this.store.dispatch({ type: 'userSent', text, context: chips });
+        this.store.dispatch({ type: 'userSent', text, context: chips, retry: context !== undefined });
         const cts = new vscode.CancellationTokenSource();
         this.pending = cts;
         try {
@@ -332,7 +426,7 @@ export class ChatController implements vscode.Disposable {
                 this.store.dispatch({ type: 'stopped' });
             } else {
                 getLog().warn(`chat/send: ${errorMessage(e)}`);
-                this.store.dispatch({ type: 'failed', message: errorMessage(e) });
+                this.store.dispatch({ type: 'failed', message: errorMessage(e), code: errorCode(e) });
             }
         } finally {
             if (this.pending === cts) {
@@ -342,6 +436,17 @@ export class ChatController implements vscode.Disposable {
             // The turn is over: a card still waiting can no longer be answered.
             this.approvals.cancelAll();
         }
+    }
+
+    /** Retry on a failed turn: it leaves the transcript and its message (with its context) is sent again. */
+    async retry(turnId: number): Promise<void> {
+        const state = this.store.state;
+        const turn = state.turns.find((t) => t.id === turnId);
+        if (!turn || turn.status !== 'error' || !turn.user || isBusy(state)) {
+            return;
+        }
+        this.store.dispatch({ type: 'dropTurn', id: turnId });
+        await this.send(turn.user, turn.context ?? []);
     }
 
     /** Stop: cancels the pending chat/send ($/cancelRequest) and every waiting approval; the session stays usable. */
@@ -407,6 +512,7 @@ export class ChatController implements vscode.Disposable {
         if (this.memento.get<string>(LAST_SESSION_KEY) === sessionId) {
             this.remember(undefined);
         }
+        void this.transcripts.forget(sessionId);
         if (isCurrent) {
             this.sessionFolder = undefined;
             this.store.dispatch({ type: 'sessionLost', notice: vscode.l10n.t('This chat was deleted: the next message starts a new one.') });
@@ -437,15 +543,87 @@ export class ChatController implements vscode.Disposable {
                 title: request.title,
                 detail: request.detail,
                 path: file ? vscode.workspace.asRelativePath(file) : undefined,
-                cwd: request.cwd ? vscode.workspace.asRelativePath(vscode.Uri.file(request.cwd)) || request.cwd : undefined,
+                cwd: request.cwd ? this.folderLabel(request.cwd) : undefined,
                 canDiff,
             },
         });
         this.surface?.showQuietly();
     }
 
+    /** A command's folder as the user knows it: a workspace folder by its name, else relative, else as is. */
+    private folderLabel(fsPath: string): string {
+        const uri = vscode.Uri.file(fsPath);
+        const root = (vscode.workspace.workspaceFolders ?? []).find((f) => f.uri.fsPath === uri.fsPath);
+        if (root) {
+            return root.name;
+        }
+        const rel = vscode.workspace.asRelativePath(uri);
+        return rel && rel !== uri.fsPath ? rel : fsPath;
+    }
+
     decide(callId: string, approved: boolean): void {
         this.approvals.decide(callId, approved);
+    }
+
+    /**
+     * Approve / Deny from the keyboard or the diff editor's title bar: the proposal that editor shows (`arg`,
+     * else the active editor's), else the oldest waiting card. A proposal that no longer waits is never
+     * swapped for another card. Returns whether a card was decided.
+     */
+    decidePending(approved: boolean, arg?: unknown): boolean {
+        const waiting = pendingApprovals(this.store.state).map((p) => p.callId);
+        const shown = isUri(arg) ? arg : vscode.window.activeTextEditor?.document.uri;
+        const named = shown?.scheme === PROPOSED_SCHEME ? (this.proposals.callIdOf(shown) ?? '') : undefined;
+        const callId = named ?? waiting[0];
+        if (!callId || !waiting.includes(callId)) {
+            void vscode.window.showInformationMessage(
+                named !== undefined
+                    ? vscode.l10n.t('This proposal no longer waits for your answer.')
+                    : vscode.l10n.t('Nothing waits for your approval.'),
+            );
+            return false;
+        }
+        return this.approvals.decide(callId, approved);
+    }
+
+    /** "Open at the change" under an approved edit: the file, with the lines it changed selected. */
+    async openChange(callId: string): Promise<void> {
+        const part = this.store.state.turns
+            .flatMap((t) => t.parts)
+            .find((p) => p.kind === 'approval' && p.callId === callId && !p.reportOnly);
+        if (!part || part.kind !== 'approval') {
+            return;
+        }
+        const lines = changedLines(part.detail);
+        const file = this.proposals.fileOf(callId);
+        if (file) {
+            await showAt(file, lines?.start, lines?.end);
+        } else if (part.path) {
+            await openWorkspacePath({ path: part.path, line: lines?.start, endLine: lines?.end }, this.sessionFolder);
+        }
+    }
+
+    /** A workspace path in the agent's text (a link): opened in the editor, only inside a workspace folder. */
+    openPath(target: OpenTarget): Promise<boolean> {
+        return openWorkspacePath(target, this.sessionFolder);
+    }
+
+    /** The buttons of errors, the setup state and the Restricted Mode banner. */
+    async runAction(action: HostAction): Promise<void> {
+        switch (action) {
+            case 'setApiKey':
+                await vscode.commands.executeCommand('myAgent.setApiKey');
+                return;
+            case 'openSettings':
+                await vscode.commands.executeCommand('workbench.action.openSettings', SETUP_SETTINGS_QUERY);
+                return;
+            case 'showOutput':
+                await vscode.commands.executeCommand('myAgent.showOutput');
+                return;
+            case 'manageTrust':
+                await vscode.commands.executeCommand('workbench.trust.manage');
+                return;
+        }
     }
 
     async openDiff(callId: string): Promise<void> {
@@ -503,5 +681,6 @@ export class ChatController implements vscode.Disposable {
         this.pending?.cancel();
         this.approvals.cancelAll();
         this.subs.forEach((s) => s.dispose());
+        void this.flush(); // a window that closes keeps what it showed
     }
 }

@@ -47,6 +47,53 @@ export class ProposedTextProvider implements vscode.TextDocumentContentProvider,
         return this.proposals.has(callId);
     }
 
+    /** The file a proposal changes. */
+    fileOf(callId: string): vscode.Uri | undefined {
+        return this.proposals.get(callId)?.file;
+    }
+
+    /** The path of the proposal's right-hand document (what the `resourcePath in ...` context key lists). */
+    proposedPath(callId: string): string | undefined {
+        return this.proposals.get(callId)?.proposed.path;
+    }
+
+    /** The call a proposal document belongs to (`my-agent-proposed:/<callId>/...`), if it is one. */
+    callIdOf(uri: vscode.Uri | undefined): string | undefined {
+        if (!uri || uri.scheme !== PROPOSED_SCHEME) {
+            return undefined;
+        }
+        const first = uri.path.split('/')[1];
+        if (!first) {
+            return undefined;
+        }
+        try {
+            const callId = decodeURIComponent(first);
+            return this.proposals.has(callId) ? callId : undefined;
+        } catch {
+            return undefined;
+        }
+    }
+
+    /** Closes the diff editors showing this proposal (after a decision both sides would be the same). */
+    async closeDiff(callId: string): Promise<void> {
+        const p = this.proposals.get(callId);
+        const groups = vscode.window.tabGroups?.all ?? [];
+        if (!p || !groups.length) {
+            return;
+        }
+        const target = p.proposed.toString();
+        const tabs = groups
+            .flatMap((g) => g.tabs)
+            .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === target);
+        if (tabs.length) {
+            try {
+                await vscode.window.tabGroups.close(tabs, true);
+            } catch {
+                // already closed by the user
+            }
+        }
+    }
+
     forget(callId: string): void {
         const p = this.proposals.get(callId);
         if (p) {

@@ -4,7 +4,7 @@
  * from the server is escaped; pure (no DOM), shared by the webview bundle and the unit tests.
  */
 import type { ApprovalPart } from '../chatModel';
-import { escapeHtml, fmt, UiStrings } from './strings';
+import { escapeHtml, fmt, inlineCode, UiStrings } from './strings';
 
 export interface DiffStats {
     added: number;
@@ -102,6 +102,62 @@ function button(action: string, part: ApprovalPart, label: string, aria: string,
     );
 }
 
+function statsHtml(part: ApprovalPart, s: UiStrings): string {
+    const stats = diffStats(part.detail);
+    return `<span class="diff-stats" aria-label="${escapeHtml(
+        fmt(s.diffSummary, String(stats.added), String(stats.removed)),
+    )}"><span class="add">+${stats.added}</span> <span class="del">−${stats.removed}</span></span>`;
+}
+
+function cardOpen(part: ApprovalPart, label: string, extra = ''): string {
+    const id = escapeHtml(part.callId);
+    return (
+        `<div class="approval approval-${escapeHtml(part.approvalKind ?? 'action')} ${part.status}${extra}" role="group" tabindex="-1" ` +
+        `aria-label="${escapeHtml(label)}" data-call-id="${id}" data-key="card:${id}"`
+    );
+}
+
+/** What a decided card shows of its call: the one-line summary, its state, and what it did (output, lines). */
+export interface CallView {
+    /** HTML: "Ran <code>pytest -q</code>: exit 1". */
+    summary: string;
+    /** The call's state (a class and `data-state`), and its words when there is something to say. */
+    state: string;
+    stateText?: string;
+    /** HTML: the running clock or the time the call took. */
+    elapsed: string;
+    /** HTML under the head: a command's output, an edit's changed lines. */
+    outcome: string;
+}
+
+/**
+ * A decided card with its call: one line (what the call did, the decision) and what came of it. The
+ * command line, folder and buttons that were needed to decide are gone; an edit keeps its diff (collapsed).
+ */
+export function renderDecidedCard(part: ApprovalPart, s: UiStrings, call: CallView): string {
+    const status = escapeHtml(statusText(part, s));
+    let body = '';
+    if (part.approvalKind === 'edit' || part.approvalKind === 'memory') {
+        body =
+            `<div class="approval-file"><code>${escapeHtml(part.path ?? part.title)}</code> ${statsHtml(part, s)}</div>` +
+            (part.detail
+                ? `<details class="approval-diff"><summary>${escapeHtml(s.diffInline)}</summary>${renderDiff(part.detail, s)}</details>`
+                : '');
+    }
+    // What was refused can still be looked at side by side; an approved change has nothing left to compare.
+    const diff =
+        part.canDiff && part.status !== 'approved'
+            ? `<div class="approval-actions">${button('openDiff', part, s.openDiff, s.openDiffAria, 'secondary')}</div>`
+            : '';
+    const state = call.stateText ? ` <span class="status">${escapeHtml(call.stateText)}</span>` : '';
+    return (
+        `${cardOpen(part, heading(part, s), ` decided is-${call.state}`)} data-state="${call.state}">` +
+        `<div class="approval-head"><span class="approval-title tool-summary">${call.summary}</span>` +
+        `<span class="approval-meta">${call.elapsed}${state} <span class="approval-status" role="status">${status}</span></span></div>` +
+        `${body}${diff}${call.outcome}</div>`
+    );
+}
+
 /** One card. While pending it offers Approve, Deny and (for a file change) Open Diff; then it shows the outcome. */
 export function renderApproval(part: ApprovalPart, s: UiStrings): string {
     const status = escapeHtml(statusText(part, s));
@@ -113,10 +169,6 @@ export function renderApproval(part: ApprovalPart, s: UiStrings): string {
         );
     }
     const head = heading(part, s);
-    const stats = diffStats(part.detail);
-    const statsHtml = `<span class="diff-stats" aria-label="${escapeHtml(
-        fmt(s.diffSummary, String(stats.added), String(stats.removed)),
-    )}"><span class="add">+${stats.added}</span> <span class="del">−${stats.removed}</span></span>`;
     let body = '';
     switch (part.approvalKind) {
         case 'command':
@@ -125,14 +177,15 @@ export function renderApproval(part: ApprovalPart, s: UiStrings): string {
                 (part.cwd ? `<div class="approval-cwd">${escapeHtml(fmt(s.approvalIn, part.cwd))}</div>` : '');
             break;
         case 'memory':
-            body = `<div class="approval-file"><code>${escapeHtml(part.path ?? '')}</code> ${statsHtml}</div>${renderDiff(part.detail, s)}`;
+            body = `<div class="approval-file"><code>${escapeHtml(part.path ?? '')}</code> ${statsHtml(part, s)}</div>${renderDiff(part.detail, s)}`;
             break;
         default:
             body =
-                `<div class="approval-file"><code>${escapeHtml(part.path ?? part.title)}</code> ${statsHtml}</div>` +
+                `<div class="approval-file"><code>${escapeHtml(part.path ?? part.title)}</code> ${statsHtml(part, s)}</div>` +
                 (part.detail ? `<details class="approval-diff"><summary>${escapeHtml(s.diffInline)}</summary>${renderDiff(part.detail, s)}</details>` : '');
     }
-    const diffButton = part.canDiff ? ' ' + button('openDiff', part, s.openDiff, s.openDiffAria, 'secondary') : '';
+    // After an approval both sides of the diff would be the same.
+    const diffButton = part.canDiff && part.status !== 'approved' ? ' ' + button('openDiff', part, s.openDiff, s.openDiffAria, 'secondary') : '';
     const actions =
         part.status === 'pending'
             ? `<div class="approval-actions">${button('approve', part, s.approve, fmt(s.approveAria, head))} ` +
@@ -140,11 +193,15 @@ export function renderApproval(part: ApprovalPart, s: UiStrings): string {
             : diffButton
               ? `<div class="approval-actions">${diffButton.trim()}</div>`
               : '';
-    const title = part.title && part.title !== head && part.title !== part.path ? `<div class="approval-sub">${escapeHtml(part.title)}</div>` : '';
+    // The server's title ("Run `pytest -q`", "Edit src/app.py") repeats what the card shows; a memory
+    // write's says which edit it is.
+    const title =
+        part.title && part.title !== head && part.title !== part.path && part.approvalKind !== 'command' && part.approvalKind !== 'edit'
+            ? `<div class="approval-sub">${inlineCode(part.title)}</div>`
+            : '';
     return (
-        `<div class="approval approval-${escapeHtml(part.approvalKind ?? 'action')} ${part.status}" role="group" ` +
-        `aria-label="${escapeHtml(head)}" data-call-id="${escapeHtml(part.callId)}">` +
-        `<div class="approval-head"><span class="approval-title">${escapeHtml(head)}</span> ` +
+        `${cardOpen(part, head)}>` +
+        `<div class="approval-head"><span class="approval-title">${inlineCode(head)}</span> ` +
         `<span class="approval-status" role="status">${status}</span></div>${title}${body}${actions}</div>`
     );
 }

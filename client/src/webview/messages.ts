@@ -22,7 +22,16 @@ export type WebviewMessage =
     | { type: 'closeHistory' }
     | { type: 'resume'; sessionId: string }
     | { type: 'deleteSession'; sessionId: string }
-    | { type: 'draft'; text: string };
+    | { type: 'draft'; text: string }
+    | { type: 'retry'; turnId: number }
+    | { type: 'action'; action: HostAction }
+    | { type: 'openChange'; callId: string }
+    | { type: 'openPath'; path: string; line?: number; endLine?: number }
+    | { type: 'focus'; focused: boolean };
+
+/** Buttons that run a host command (an error's way out, the setup state, the Restricted Mode banner). */
+export type HostAction = 'setApiKey' | 'openSettings' | 'showOutput' | 'manageTrust';
+export const HOST_ACTIONS: readonly HostAction[] = ['setApiKey', 'openSettings', 'showOutput', 'manageTrust'];
 
 /** What the host posts to the webview. */
 export type HostMessage =
@@ -33,6 +42,12 @@ export type HostMessage =
 
 /** Ids from the webview (call, session, chip) are echoed from state the host posted: short, plain strings. */
 const MAX_ID = 2000;
+/** A path from a link in the agent's text (the host resolves it inside a workspace folder). */
+const MAX_PATH = 1000;
+
+function line(v: unknown): number | undefined {
+    return typeof v === 'number' && Number.isInteger(v) && v > 0 && v < 10_000_000 ? v : undefined;
+}
 /** A draft larger than this is not persisted (the textarea keeps it; nothing is thrown away). */
 export const MAX_DRAFT = 1_000_000;
 
@@ -78,6 +93,28 @@ export function parseWebviewMessage(raw: unknown): WebviewMessage | undefined {
         }
         case 'draft':
             return typeof m.text === 'string' && m.text.length <= MAX_DRAFT ? { type: 'draft', text: m.text } : undefined;
+        case 'retry': {
+            const turnId = line(m.turnId);
+            return turnId ? { type: 'retry', turnId } : undefined;
+        }
+        case 'action':
+            return typeof m.action === 'string' && (HOST_ACTIONS as readonly string[]).includes(m.action)
+                ? { type: 'action', action: m.action as HostAction }
+                : undefined;
+        case 'focus':
+            return typeof m.focused === 'boolean' ? { type: 'focus', focused: m.focused } : undefined;
+        case 'openChange': {
+            const callId = id(m.callId);
+            return callId ? { type: 'openChange', callId } : undefined;
+        }
+        case 'openPath': {
+            if (typeof m.path !== 'string' || m.path === '' || m.path.length > MAX_PATH || /[\0\n\r]/.test(m.path)) {
+                return undefined;
+            }
+            const at = line(m.line);
+            const end = at ? line(m.endLine) : undefined;
+            return { type: 'openPath', path: m.path, ...(at ? { line: at } : {}), ...(end ? { endLine: end } : {}) };
+        }
     }
     return undefined;
 }

@@ -9,10 +9,11 @@ import {
     HistoryPanel,
     meterFigures,
     pendingApprovals,
+    SetupInfo,
     tokenCount,
 } from '../chatModel';
 import type { CacheDrop } from '../protocol';
-import { escapeHtml, fmt, UiStrings } from './strings';
+import { escapeHtml, fmt, inlineCode, UiStrings } from './strings';
 
 export function dropReasonText(drop: CacheDrop, s: UiStrings): string {
     switch (drop.reason) {
@@ -58,23 +59,112 @@ export function renderMeter(state: ChatState, s: UiStrings): string {
     );
 }
 
-/** The session line: folder, whether memory is in the prompt, and the session's cache meter. */
+/** The session line (one line; it is cut, never wrapped): folder, whether memory is in the prompt (a
+ * tooltip says what that means), and the session's cache meter. */
 export function renderHeader(state: ChatState, s: UiStrings): string {
     const bits: string[] = [];
     if (state.sessionId) {
         bits.push(`<span class="folder">${escapeHtml(state.folderName ?? '')}</span>`);
-        bits.push(`<span class="badge">${escapeHtml(state.memory ? s.memoryOn : s.memoryOff)}</span>`);
+        const tip = state.memory ? s.memoryOnTip : s.memoryOffTip;
+        bits.push(
+            `<span class="badge${state.memory ? '' : ' off'}" title="${escapeHtml(tip)}" tabindex="0" aria-label="${escapeHtml(
+                `${state.memory ? s.memoryOn : s.memoryOff}: ${tip}`,
+            )}">${escapeHtml(state.memory ? s.memoryOn : s.memoryOff)}</span>`,
+        );
         const meter = renderMeter(state, s);
         if (meter) {
             bits.push(meter);
         }
     } else {
-        bits.push(`<span class="folder">${escapeHtml(s.noSession)}</span>`);
-    }
-    if (state.notice) {
-        bits.push(`<div class="session-notice" role="status">${escapeHtml(state.notice)}</div>`);
+        bits.push(`<span class="folder none">${escapeHtml(s.noSession)}</span>`);
     }
     return bits.join(' ');
+}
+
+/** The line under the header ("the server restarted", "Reopened your last chat"), or ''. */
+export function renderNotice(state: ChatState): string {
+    return state.notice ? `<div class="session-notice" role="status">${inlineCode(state.notice)}</div>` : '';
+}
+
+/** Restricted Mode: what is off and why, with the way to change it; '' in a trusted workspace. */
+export function renderBanner(state: ChatState, s: UiStrings): string {
+    if (!state.setup || state.setup.trusted) {
+        return '';
+    }
+    return (
+        `<div class="banner restricted" role="note"><span>${escapeHtml(s.restrictedBanner)}</span> ` +
+        `<button type="button" class="secondary" data-action="manageTrust" data-key="manageTrust">${escapeHtml(
+            s.manageTrust,
+        )}</button></div>`
+    );
+}
+
+function setupRow(label: string, value: string, missing: boolean, button = ''): string {
+    return (
+        `<div class="setup-row${missing ? ' missing' : ''}"><span class="setup-label">${escapeHtml(label)}</span>` +
+        `<span class="setup-value">${value}</span>${button}</div>`
+    );
+}
+
+function from(source: 'setting' | 'env' | '', variable: string, s: UiStrings): string {
+    if (source === 'env') {
+        return ` <span class="from">(${escapeHtml(fmt(s.setupFromEnv, variable))})</span>`;
+    }
+    return source === 'setting' ? ` <span class="from">(${escapeHtml(s.setupFromSetting)})</span>` : '';
+}
+
+/** Local OpenAI-compatible servers: name, how to start one, its base URL and a model name. */
+const LOCAL_SERVERS: readonly [string, string, string, string | undefined][] = [
+    ['Ollama', 'ollama pull llama3.2 && ollama serve', 'http://localhost:11434/v1', 'llama3.2'],
+    ['llama.cpp', 'llama-server -m model.gguf --port 8080', 'http://localhost:8080/v1', undefined],
+    ['vLLM', 'vllm serve Qwen/Qwen2.5-Coder-7B-Instruct', 'http://localhost:8000/v1', 'Qwen/Qwen2.5-Coder-7B-Instruct'],
+];
+
+/** Before the first message with no model: what is set and what is missing, with buttons, and a local option. */
+export function renderSetup(setup: SetupInfo, s: UiStrings): string {
+    const button = (action: string, label: string): string =>
+        ` <button type="button" class="secondary" data-action="${action}" data-key="setup:${action}">${escapeHtml(label)}</button>`;
+    const notSet = `<em>${escapeHtml(s.setupNotSet)}</em>`;
+    const model = setup.model ? `<code>${escapeHtml(setup.model)}</code>${from(setup.modelFrom, 'MY_AGENT_MODEL', s)}` : notSet;
+    const url = setup.baseUrl
+        ? `<code>${escapeHtml(setup.baseUrl)}</code>${from(setup.baseUrlFrom, 'OPENAI_BASE_URL', s)}`
+        : escapeHtml(s.setupDefaultUrl);
+    const key = setup.key === 'secret' ? s.setupKeySecret : setup.key === 'env' ? s.setupKeyEnv : s.setupKeyNone;
+    const keyMissing = setup.key === 'none' && !setup.baseUrl; // OpenAI itself needs a key
+    const local = LOCAL_SERVERS.map(
+        ([name, command, base, modelName]) =>
+            `<li>${fmt(
+                escapeHtml(s.setupLocalRow),
+                escapeHtml(name),
+                `<code>${escapeHtml(command)}</code>`,
+                `<code>${escapeHtml(base)}</code>`,
+                modelName ? `<code>${escapeHtml(modelName)}</code>` : escapeHtml(s.setupLocalModelAny),
+            )}</li>`,
+    ).join('');
+    return (
+        `<section class="setup" aria-labelledby="setup-title"><h2 id="setup-title">${escapeHtml(s.setupTitle)}</h2>` +
+        `<p>${escapeHtml(s.setupIntro)}</p>` +
+        setupRow(s.setupModel, model, !setup.model, button('openSettings', s.actionOpenSettings)) +
+        setupRow(s.setupBaseUrl, url, false) +
+        setupRow(s.setupKey, escapeHtml(key), keyMissing, button('setApiKey', s.actionSetApiKey)) +
+        `<h3>${escapeHtml(s.setupLocalTitle)}</h3><p>${escapeHtml(s.setupLocalIntro)}</p><ul class="local">${local}</ul>` +
+        `</section>`
+    );
+}
+
+/** What an empty transcript shows: the setup state while no model is configured, else the welcome. */
+export function renderWelcome(state: ChatState, s: UiStrings): string {
+    if (state.setup && !state.setup.model) {
+        return renderSetup(state.setup, s);
+    }
+    const text = state.setup && !state.setup.trusted ? s.emptyRestricted : s.emptyTranscript;
+    const ready = state.setup?.model
+        ? `<p class="ready">${fmt(
+              escapeHtml(s.setupReady),
+              `<code>${escapeHtml(state.setup.model)}</code>` + (state.setup.baseUrl ? ` · <code>${escapeHtml(state.setup.baseUrl)}</code>` : ''),
+          )}</p>`
+        : '';
+    return `<p class="empty">${escapeHtml(text)}</p>${ready}`;
 }
 
 function chip(c: ContextChip, s: UiStrings, removable: boolean): string {

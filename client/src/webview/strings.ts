@@ -11,7 +11,6 @@ export interface UiStrings {
     transcriptAria: string;
     you: string;
     assistant: string;
-    toolCall: string;
     toolArguments: string;
     toolResult: string;
     toolOk: string;
@@ -97,11 +96,89 @@ export interface UiStrings {
     recallOne: string;
     recallMany: string;
     providerError: string;
+    // tool rows: one-line summaries and what happened
+    toolWaiting: string;
+    toolDenied: string;
+    toolStopped: string;
+    toolTimedOut: string;
+    sumRead: string;
+    sumReadLines: string;
+    sumList: string;
+    sumListCount: string;
+    sumSearch: string;
+    sumSearchCount: string;
+    filesOne: string;
+    filesMany: string;
+    matchesNone: string;
+    matchesOne: string;
+    matchesMany: string;
+    sumEdited: string;
+    sumEdit: string;
+    sumWrote: string;
+    sumWrite: string;
+    sumRan: string;
+    sumRanExit: string;
+    sumRanSignal: string;
+    sumRunning: string;
+    sumRun: string;
+    sumMemoryAdd: string;
+    sumMemoryReplace: string;
+    sumMemoryRemove: string;
+    sumMemoryBatch: string;
+    sumMemory: string;
+    sumMemorySearch: string;
+    sumTool: string;
+    workspaceRoot: string;
+    seconds: string;
+    outputAria: string;
+    noOutput: string;
+    changedLine: string;
+    changedLines: string;
+    openChange: string;
+    openChangeAria: string;
+    openPathTitle: string;
+    // errors with a way out
+    actionRetry: string;
+    actionSetApiKey: string;
+    actionOpenSettings: string;
+    actionShowOutput: string;
+    // before the first message
+    setupTitle: string;
+    setupIntro: string;
+    setupModel: string;
+    setupBaseUrl: string;
+    setupKey: string;
+    setupNotSet: string;
+    setupDefaultUrl: string;
+    setupFromSetting: string;
+    setupFromEnv: string;
+    setupKeySecret: string;
+    setupKeyEnv: string;
+    setupKeyNone: string;
+    setupLocalTitle: string;
+    setupLocalIntro: string;
+    setupLocalRow: string;
+    setupLocalModelAny: string;
+    setupReady: string;
+    // Restricted Mode
+    restrictedBanner: string;
+    manageTrust: string;
+    memoryOnTip: string;
+    memoryOffTip: string;
+    emptyRestricted: string;
 }
 
 /** "{0} in {1}"-style templates, filled with already-escaped values. */
 export function fmt(template: string, ...args: string[]): string {
     return template.replace(/\{(\d+)\}/g, (m, i: string) => args[Number(i)] ?? m);
+}
+
+/** Plain text with `inline code` shown as code (titles, errors, notices): everything else escaped. */
+export function inlineCode(text: string): string {
+    return text
+        .split(/(`[^`\n]+`)/g)
+        .map((piece, i) => (i % 2 === 1 ? `<code>${escapeHtml(piece.slice(1, -1))}</code>` : escapeHtml(piece)))
+        .join('');
 }
 
 export function escapeHtml(text: string): string {

@@ -10,7 +10,8 @@ whose exhaustive match makes a new kind a type error there until it has a wire f
 Who emits what (see docs/agent.md "Events"): the agent's loop (`delta`, `tool_call`, `tool_result`,
 `memory_changed`, `usage`, `compacted`, `done`, `error`), its memory provider (`recall`,
 `provider_error`), its session recorder (`session_error`) and, in the editor, the tools' approval
-gate (`approval`, through the gate's decision listener).
+gate (`approval`, through the gate's decision listener) and `run_command`'s live output
+(`command_output`, through the workspace tools' output listener).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "AgentEvent",
     "ApprovalEvent",
     "ApprovalOutcome",
+    "CommandOutputEvent",
     "CompactedEvent",
     "DeltaEvent",
     "DoneEvent",
@@ -147,6 +149,16 @@ class ErrorEvent(TypedDict):
     errorKind: ErrorKind  # camelCase since the first release: kept for listeners that read it
 
 
+class CommandOutputEvent(TypedDict):
+    """New output of the running `run_command` call `call_id` (live, at most every quarter second;
+    its tool result still carries the whole capture): the editor shows it under the command's card."""
+
+    kind: Literal["command_output"]
+    call_id: str
+    stream: Literal["stdout", "stderr"]
+    text: str
+
+
 class ApprovalEvent(TypedDict):
     """An approval decision of the tools' gate (an edit, a command, a memory write in review mode),
     `call_id` being the tool call it belongs to."""
@@ -171,6 +183,7 @@ AgentEvent = (
     | DoneEvent
     | ErrorEvent
     | ApprovalEvent
+    | CommandOutputEvent
 )
 EventKind = Literal[
     "delta",
@@ -185,6 +198,7 @@ EventKind = Literal[
     "done",
     "error",
     "approval",
+    "command_output",
 ]
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 

@@ -3,7 +3,9 @@
 The command starts in a new session, so the terminal's Ctrl-C does not reach it and its whole
 process group (children, grandchildren) can be stopped at once: SIGTERM, a grace period, then
 SIGKILL, on timeout, on cancel, and for anything it left running in the background after its shell
-exited. Output is captured head and tail (the middle of a flood is cut), so memory stays bounded.
+exited. Output is captured head and tail (the middle of a flood is cut), so memory stays bounded,
+and an `OutputListener` may watch it live (new text at most every quarter second, a flood's latest
+part only), so an editor can show a running command's output.
 The command's environment never carries the server's own secrets (the model endpoint's API key, the
 archive's PostgreSQL DSN): a command's output goes back to the model, and tests or scripts it runs
 may print or send their environment anywhere.
@@ -11,7 +13,9 @@ may print or send their environment anywhere.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -19,7 +23,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
@@ -30,15 +34,27 @@ __all__ = [
     "SECRET_ENV_NAMES",
     "Captured",
     "CommandOutcome",
+    "LiveOutput",
+    "OutputListener",
     "is_secret_name",
     "run_shell",
     "scrubbed_environment",
 ]
 
 Ending = Literal["exited", "timeout", "cancelled"]
+Stream = Literal["stdout", "stderr"]
+
+#: Hears a running command's new output: the stream and its text (decoded, without ANSI escapes).
+OutputListener = Callable[[Stream, str], None]
+
+log = logging.getLogger(__name__)
 
 _POLL_S = 0.05
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+# An escape sequence cut by a chunk boundary: held back until the rest arrives.
+_ANSI_UNFINISHED = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?$")
+_LIVE_INTERVAL_S = 0.25
+_LIVE_MAX_CHARS = 8_000
 _QUIET_ENV = {
     "PAGER": "cat",
     "GIT_PAGER": "cat",
@@ -138,6 +154,78 @@ class Captured:
         )
 
 
+class LiveOutput:
+    """A running command's new output for an `OutputListener`: decoded as it arrives (a character
+    cut by a chunk boundary waits for its other bytes), cleaned of ANSI escapes and carriage
+    returns, and handed over at most every `interval` seconds with at most `max_chars` per stream
+    (a flood shows its latest part and says how much it skipped), so a chatty command cannot flood
+    the editor with notifications. `feed` runs on the reader threads, `flush` on the waiting one."""
+
+    def __init__(
+        self,
+        listener: OutputListener,
+        *,
+        interval: float = _LIVE_INTERVAL_S,
+        max_chars: int = _LIVE_MAX_CHARS,
+    ) -> None:
+        self._listener = listener
+        self._interval = interval
+        self._max = max(1, max_chars)
+        self._lock = threading.Lock()
+        self._decoders = {
+            name: codecs.getincrementaldecoder("utf-8")(errors="replace")
+            for name in ("stdout", "stderr")
+        }
+        self._pending: dict[Stream, str] = {"stdout": "", "stderr": ""}
+        self._skipped: dict[Stream, int] = {"stdout": 0, "stderr": 0}
+        self._due = 0.0
+
+    def feed(self, stream: Stream, chunk: bytes) -> None:
+        with self._lock:
+            text = self._pending[stream] + self._decoders[stream].decode(chunk)
+            # Keep a margin over max_chars: an escape sequence at the cut must stay whole.
+            keep = self._max + 64
+            if len(text) > keep:
+                self._skipped[stream] += len(text) - keep
+                text = text[-keep:]
+            self._pending[stream] = text
+
+    def flush(self, *, final: bool = False) -> None:
+        """Hands the new text to the listener (when `interval` has passed, or always when `final`)."""
+        now = time.monotonic()
+        if not final and now < self._due:
+            return
+        self._due = now + self._interval
+        out: list[tuple[Stream, str]] = []
+        with self._lock:
+            for stream in ("stdout", "stderr"):
+                text = self._pending[stream]
+                if final:
+                    text += self._decoders[stream].decode(b"", final=True)
+                    held = ""
+                else:
+                    match = _ANSI_UNFINISHED.search(text)
+                    held = (
+                        text[match.start() :] if match else text[-1:] if text[-1:] == "\r" else ""
+                    )
+                    text = text[: len(text) - len(held)]
+                self._pending[stream] = held
+                skipped, self._skipped[stream] = self._skipped[stream], 0
+                clean = _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+                if len(clean) > self._max:
+                    skipped += len(clean) - self._max
+                    clean = clean[-self._max :]
+                if skipped:
+                    clean = f"[... {skipped:,} characters skipped ...]\n{clean}"
+                if clean:
+                    out.append((stream, clean))
+        for stream, text in out:
+            try:
+                self._listener(stream, text)
+            except Exception:
+                log.exception("a command output listener failed")
+
+
 @dataclass(frozen=True)
 class CommandOutcome:
     """How a command ended: `exit_code` (None when it was stopped), its output, the time it took,
@@ -166,9 +254,11 @@ def run_shell(
     cancel: CancelToken | None = None,
     kill_grace_s: float = 2.0,
     env: Mapping[str, str] | None = None,
+    on_output: OutputListener | None = None,
 ) -> CommandOutcome:
     """Run `command` with stdin closed; returns when it and every process of its group are gone.
-    Its environment is `env` (default: this process's) without the secrets (`scrubbed_environment`)."""
+    Its environment is `env` (default: this process's) without the secrets (`scrubbed_environment`);
+    `on_output` hears its output while it runs (see `LiveOutput`), the last of it before this returns."""
     environment = scrubbed_environment(os.environ if env is None else env)
     environment.update(_QUIET_ENV)
     started = time.monotonic()
@@ -184,10 +274,13 @@ def run_shell(
     pgid = proc.pid  # the session leader's pid is the group's id
     out, err = Captured(output_bytes), Captured(output_bytes)
     assert proc.stdout is not None and proc.stderr is not None
-    readers = [_reader(proc.stdout, out), _reader(proc.stderr, err)]
+    live = LiveOutput(on_output) if on_output is not None else None
+    readers = [_reader(proc.stdout, out, live, "stdout"), _reader(proc.stderr, err, live, "stderr")]
     deadline = started + timeout_s
     ending: Ending = "exited"
     while proc.poll() is None:
+        if live is not None:
+            live.flush()
         if cancel is not None and cancel.is_set():
             ending = "cancelled"
             break
@@ -212,6 +305,8 @@ def run_shell(
             _stop_group(pgid, proc, kill_grace_s)
     for reader in readers:
         reader.join(5)
+    if live is not None:
+        live.flush(final=True)
     code = proc.wait()
     return CommandOutcome(
         ending=ending,
@@ -223,12 +318,16 @@ def run_shell(
     )
 
 
-def _reader(stream: IO[bytes], sink: Captured) -> threading.Thread:
+def _reader(
+    stream: IO[bytes], sink: Captured, live: LiveOutput | None, name: Stream
+) -> threading.Thread:
     def pump() -> None:
         fd = stream.fileno()
         with contextlib.suppress(OSError, ValueError):
             while chunk := os.read(fd, 65536):
                 sink.feed(chunk)
+                if live is not None:
+                    live.feed(name, chunk)
         with contextlib.suppress(OSError):
             stream.close()
 

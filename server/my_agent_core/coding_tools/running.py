@@ -6,7 +6,7 @@ import signal
 from dataclasses import dataclass
 
 from .approval import ApprovalGate, ApprovalRequest, refusal
-from .commands import CommandOutcome, run_shell
+from .commands import CommandOutcome, OutputListener, run_shell
 from .folder import Folder, WorkspaceError
 from .seams import CancelToken
 from .settings import WorkspaceSettings
@@ -20,6 +20,8 @@ class CommandTools:
     gate: ApprovalGate
     settings: WorkspaceSettings
     cancel: CancelToken | None = None
+    #: Hears the command's output while it runs (the editor shows it live); None: nobody watches.
+    on_output: OutputListener | None = None
 
     def run(self, command: str, timeout_s: float | None) -> str:
         if not command.strip():
@@ -57,6 +59,7 @@ class CommandTools:
                 output_bytes=self.settings.command_output_bytes,
                 cancel=self.cancel,
                 kill_grace_s=self.settings.kill_grace_s,
+                on_output=self.on_output,
             )
         except OSError as exc:
             raise WorkspaceError(

@@ -15,6 +15,7 @@ from typing import Any
 from my_agent_core.tools import Tool
 
 from .approval import ApprovalGate, Approver, DecisionListener
+from .commands import OutputListener
 from .files import FileTools
 from .finding import FindTools
 from .folder import Folder
@@ -164,6 +165,7 @@ def make_workspace_tools(
     settings: WorkspaceSettings | None = None,
     cancel: CancelToken | None = None,
     on_decision: DecisionListener | None = None,
+    on_output: OutputListener | None = None,
     memory_hints: bool = True,
     app_roots: tuple[str, ...] = (),
 ) -> list[Tool]:
@@ -172,7 +174,8 @@ def make_workspace_tools(
     `approver` answers edits and commands not pre-approved by `settings`; `applier` applies approved
     edits; `buffers` supplies unsaved editor text; `cancel` is the turn's stop token (the caller
     clears it before each turn and sets it beside `agent.cancel()`); `on_decision` hears every
-    approval decision, pre-approved ones included. `memory_hints=False` drops the "save it to
+    approval decision, pre-approved ones included; `on_output` hears a running command's output.
+    `memory_hints=False` drops the "save it to
     memory" advice for sessions without the memory tool; `app_roots` are editor install folders
     whose bundled ripgrep may be used.
     """
@@ -188,7 +191,7 @@ def make_workspace_tools(
     rg = find_ripgrep(chosen.ripgrep, app_roots=app_roots) if chosen.use_ripgrep else None
     files = FileTools(place, gate, applier, chosen)
     finder = FindTools(place, chosen, rg, cancel)
-    commands = CommandTools(place, gate, chosen, cancel)
+    commands = CommandTools(place, gate, chosen, cancel, on_output)
     handlers: dict[str, Callable[[dict[str, Any]], str]] = {
         "read_file": lambda a: files.read(a["path"], a.get("start_line"), a.get("end_line")),
         "list_files": lambda a: finder.list(a.get("path"), a.get("glob")),

@@ -255,6 +255,7 @@ class SessionBuilder:
             settings=workspace_settings(self.settings),
             cancel=self.token,
             on_decision=self.router.on_decision,
+            on_output=self.router.on_command_output,
             app_roots=app_roots,
         )
 

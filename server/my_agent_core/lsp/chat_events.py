@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from .approvals import approval_event
 from .client_link import LoopServer
@@ -139,6 +139,14 @@ def chat_event(session_id: str, event: AgentEvent) -> ChatEvent:
             "approved": event["approved"],
             "reason": event["reason"],
         }
+    if event["kind"] == "command_output":
+        return {
+            "sessionId": sid,
+            "kind": "command_output",
+            "callId": event["call_id"],
+            "stream": event["stream"],
+            "text": event["text"],
+        }
     # No fall-through: mypy narrows `event` to nothing here, and a kind without a branch above
     # is a "missing return" error.
 
@@ -152,8 +160,9 @@ class Turn:
 
 @dataclass
 class EventRouter:
-    """The event hub of one session: the agent's `on_event`, the tools' `on_decision`, the memory
-    provider's `on_error`, and the current tool call (the `callId` of an approval)."""
+    """The event hub of one session: the agent's `on_event`, the tools' `on_decision` and
+    `on_output`, the memory provider's `on_error`, and the current tool call (the `callId` of an
+    approval or of a command's output)."""
 
     server: LoopServer
     session_id: str
@@ -173,6 +182,13 @@ class EventRouter:
     def on_decision(self, request: ApprovalRequest, decision: Decision) -> None:
         """Every approval decision (a settings pre-approval too) -> an `approval` event."""
         self.emit(approval_event(self.current_call, request, decision))
+
+    def on_command_output(self, stream: Literal["stdout", "stderr"], text: str) -> None:
+        """run_command's live output -> a `command_output` event of the running call, so the chat
+        shows it under the command's card while it runs (the tool result still carries it all)."""
+        self.emit(
+            {"kind": "command_output", "call_id": self.current_call, "stream": stream, "text": text}
+        )
 
     def on_provider_error(self, provider: str, message: str) -> None:
         """The memory manager's notices; a provider that BROKE is reported by the agent itself

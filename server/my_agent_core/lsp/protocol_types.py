@@ -25,6 +25,7 @@ __all__ = [
     "ChatSessionsResult",
     "ChatSnapshotResult",
     "ChatStartResult",
+    "CommandOutputChatEvent",
     "CompactReason",
     "CompactedChatEvent",
     "ContextFileJson",
@@ -332,6 +333,13 @@ class SessionErrorChatEvent(_EventBase):
     message: str
 
 
+class CommandOutputChatEvent(_EventBase):
+    kind: Literal["command_output"]
+    callId: str
+    stream: Literal["stdout", "stderr"]
+    text: str
+
+
 #: Notification `myAgent/chat/event`.
 ChatEvent = (
     DeltaChatEvent
@@ -346,6 +354,7 @@ ChatEvent = (
     | RecallChatEvent
     | ProviderErrorChatEvent
     | SessionErrorChatEvent
+    | CommandOutputChatEvent
 )
 
 
