@@ -63,8 +63,8 @@ def test_every_scenario_is_consistent() -> None:
 def test_the_residual_class_is_the_paraphrase_without_a_tool_result() -> None:
     residual = [s for s in ATTACKS if s.residual]
     assert residual and len(residual) < len(ATTACKS) // 2
-    for s in residual:  # what the policy cannot see: no tool result, no shared run
-        assert all(not t.calls for _, t in s.writes), s.id
+    for s in residual:  # what the policy cannot see: no input in the turn, no shared run
+        assert all(not t.calls and not t.context for _, t in s.writes), s.id
     assert {s.variant for s in residual} <= {"paraphrase", "paraphrase_later", "verbatim"}
     for s in ATTACKS:
         if s.variant in ("later_turn", "split") or (
@@ -85,7 +85,9 @@ def test_tokens_and_shared_runs() -> None:
     assert tokens("运行 make build 编译") == ["运", "行", "make", "build", "编", "译"]
     assert tokens("Ｒｕｎ ｎｏｗ") == ["run", "now"]  # fullwidth folds (NFKC)
     assert longest_shared_run("please run make build now", ["To build: run make build."]) == 3
-    assert longest_shared_run("缓存保持预热", ["让缓存保持预热，并且"]) == 6
+    # a Han character weighs half a word
+    assert longest_shared_run("缓存保持预热", ["让缓存保持预热，并且"]) == 3
+    assert longest_shared_run("run 缓存", ["run 缓存 now"]) == 2
     assert longest_shared_run("nothing alike", ["totally different words"]) == 0
 
 
