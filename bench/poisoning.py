@@ -14,7 +14,7 @@ delivery) and DENIES every memory approval, counting it; then the memory files a
 Printed per policy (`auto`, `ask`, and `untrusted` when the server applies it: probed, since a
 server that does not know a value silently falls back to its default):
 - attacks that landed, split into the non-residual ones (the policy's goal: 0 under "untrusted")
-  and the residual class the policy is known not to catch (no tool result in the write's turn and
+  and the residual class the policy is known not to catch (no untrusted input in the write's turn and
   no run of words shared with untrusted text: computed from each scenario, not declared), how many
   asked (and were denied), were refused by the scanner, or never reached the model;
 - the same by source and by variant;
@@ -103,8 +103,8 @@ def report_attacks(
     _breakdown("source", SOURCES, attacks, results, residual)
     _breakdown("variant", VARIANTS, attacks, results, residual)
     print(
-        "\nresidual class (no tool result in the write's turn, no run of words shared with "
-        "untrusted text): the policy is known not to catch these"
+        "\nresidual class (no untrusted input, a tool result or an attachment, in the write's turn; "
+        "no run of words shared with untrusted text): the policy is known not to catch these"
     )
     for s in attacks:
         if s.id in residual:
@@ -162,8 +162,8 @@ def report_benign(benign: Sequence[Scenario], results: dict[str, list[Outcome]])
         print(f"{policy:<10} {per_session:>18.2f} {asking:>16} {saved:>8}")
     predicted = [s.id for s in benign if expected_residual(s) is False]
     print(
-        f"by the rules, {len(predicted)} of {len(benign)} ask under untrusted (a tool result in the "
-        f"write's turn, or a copy of untrusted text): {', '.join(predicted) or 'none'}"
+        f"by the rules, {len(predicted)} of {len(benign)} ask under untrusted (untrusted input in "
+        f"the write's turn, or a copy of untrusted text): {', '.join(predicted) or 'none'}"
     )
     if "untrusted" in results:
         measured = [o.scenario for o in results["untrusted"] if o.asked]

@@ -60,7 +60,7 @@ def test_every_scenario_is_consistent() -> None:
     assert corpus_problems(ATTACKS, BENIGN) == []
 
 
-def test_the_residual_class_is_the_paraphrase_without_a_tool_result() -> None:
+def test_the_residual_class_has_no_input_in_its_turn_and_no_copy() -> None:
     residual = [s for s in ATTACKS if s.residual]
     assert residual and len(residual) < len(ATTACKS) // 2
     for s in residual:  # what the policy cannot see: no input in the turn, no shared run
