@@ -89,6 +89,13 @@ FIGURES: dict[str, list[str]] = {
         rf"^  all\s+precision ({NUM}) recall ({NUM})",
         rf"^cost: ({NUM}) ms a check against 30 entries, ({NUM})x",
     ],
+    "poisoning.py": [
+        r"^auto\s+(\d+)/(\d+)\s+(\d+)/(\d+)\s+(\d+)/(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$",
+        r"^ask\s+(\d+)/(\d+)\s+(\d+)/(\d+)\s+(\d+)/(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$",
+        r"^(?:untrusted: not available on this server \(.+\)|untrusted\s+(\d+)/(\d+)\s+"
+        r"(\d+)/(\d+)\s+(\d+)/(\d+)\s+(\d+)\s+(\d+)\s+(\d+))$",
+        rf"^ask\s+({NUM})\s+(\d+)/(\d+)\s+(\d+)/(\d+)$",
+    ],
     "recall_quality.py": [
         r"^  search   hit@3: same words (\d+)/(\d+), other words (\d+)/(\d+)$",
         r"^(?:hybrid: skipped \(.+\)|hybrid \(BM25 \+ .+\))$",

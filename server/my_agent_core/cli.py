@@ -445,6 +445,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
     from my_agent_core.memory.document import parse
     from my_agent_core.memory.lint import lint
     from my_agent_core.memory.location import resolve_user_profile
+    from my_agent_core.memory.own_files import check_separate
     from my_agent_core.paths import PathRefused, check_memory_file, read_regular
 
     try:
@@ -464,6 +465,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         limit = args.user_limit if path.name == FILE_NAMES["user"] else args.memory_limit
         try:
             check_memory_file(path)
+            check_separate(path.parent, path.name)  # MEMORY.md linked to history.jsonl: not memory
             data = read_regular(path, max_bytes=LINT_MAX_BYTES, name=str(path))
             if data is None:
                 raise PathRefused(f"{path} does not exist (a link to nothing?); it is not read.")

@@ -71,11 +71,16 @@ def read_memory_text(mem_dir: Path, target: str) -> tuple[str | None, str | None
     """(text, None), or (None, why) when the file cannot be used; ("", None) when it is missing.
 
     Through the one check (`my_agent_core.paths`): a memory folder or file that links out of its
-    workspace is refused, and a FIFO, device, folder or huge file is never read.
+    workspace is refused, and a FIFO, device, folder or huge file is never read; nor is a memory
+    file that is one file with another file of the folder (MEMORY.md linked to history.jsonl
+    would show the journal as memory).
     """
+    from my_agent_core.memory.own_files import check_separate  # here: the panel's rare fallback
+
     name = FILE_NAMES[target]
     try:
         check_memory_folder(mem_dir)
+        check_separate(mem_dir, name)
         real = resolve_inside(mem_dir, name, what=name)
         data = read_regular(real, max_bytes=MEMORY_FILE_MAX_BYTES, name=name)
     except PathRefused as exc:

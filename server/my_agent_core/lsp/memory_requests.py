@@ -221,11 +221,12 @@ def register(ls: MyAgentServer) -> None:
     async def memory_undo(ls: MyAgentServer, raw: Any) -> MemoryEditResult:
         params = to_params(raw)
         folder = ls.memory.resolve(opt_str(params, "folder"))
+        record_id = opt_str(params, "id")  # the change the user chose (else the newest)
         store = ls.memory.store(folder)
 
         def run() -> MemoryEditResult:
             try:
-                record = store.undo(author="user")
+                record = store.undo(record_id, author="user")
             except _edit_error() as exc:
                 raise RequestError(MEMORY_EDIT_REFUSED, str(exc)) from exc
             undone = next((r for r in store.log(10_000) if r.id == record.undoes), None)

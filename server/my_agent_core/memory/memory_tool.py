@@ -73,7 +73,10 @@ _PARAMETERS: dict[str, Any] = {
             "enum": ["add", "replace", "remove"],
             "description": "What to do (with `operations`: the kind of the first edit).",
         },
-        "content": {"type": "string", "description": "The entry to add."},
+        "content": {
+            "type": "string",
+            "description": "For add: the entry to add (`new_text` is accepted too).",
+        },
         "old_text": {
             "type": "string",
             "description": "For replace/remove: a short text that appears in exactly one entry.",
@@ -89,9 +92,15 @@ _PARAMETERS: dict[str, Any] = {
                 "type": "object",
                 "properties": {
                     "action": {"type": "string", "enum": ["add", "replace", "remove"]},
-                    "content": {"type": "string"},
+                    "content": {
+                        "type": "string",
+                        "description": "For add (`new_text` is accepted too).",
+                    },
                     "old_text": {"type": "string"},
-                    "new_content": {"type": "string"},
+                    "new_content": {
+                        "type": "string",
+                        "description": "For replace (`new_text` is accepted too).",
+                    },
                 },
                 "required": ["action"],
             },
@@ -211,11 +220,14 @@ def _operation(args: dict[str, Any], where: str) -> Operation:
             raise MemoryEditError(f"`{key}` in {where} must be a string.")
     content, old_text = args.get("content"), args.get("old_text")
     if action == "add":
-        if not content or not content.strip():
+        # Models name the text as their edit tools do (`new_text`, Hermes Agent's models among them).
+        entry = _first_text(content, args.get("new_content"), args.get("new_text"))
+        if entry is None:
             raise MemoryEditError(
-                "`content` is required when action is 'add': pass the entry's text."
+                "`content` is required when action is 'add': pass the entry's text (`new_text` is "
+                "accepted too)."
             )
-        return Operation("add", content=content)
+        return Operation("add", content=entry)
     if action in ("replace", "remove"):
         if not old_text or not old_text.strip():
             raise MemoryEditError(

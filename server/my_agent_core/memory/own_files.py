@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from my_agent_core.memory.errors import Unavailable
+from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME
 from my_agent_core.paths import (
     FileTooLarge,
     PathRefused,
@@ -26,7 +27,10 @@ from my_agent_core.paths import (
     read_regular,
 )
 
-__all__ = ["OnDisk", "OwnFiles", "read_text", "signature"]
+__all__ = ["OWN_NAMES", "OnDisk", "OwnFiles", "check_separate", "read_text", "signature"]
+
+#: The files of a memory folder that must stay separate files.
+OWN_NAMES = (*FILE_NAMES.values(), JOURNAL_NAME, LOCK_NAME)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,11 +109,7 @@ class OwnFiles:
         return path, named.stat
 
     def _one_file(self, first: str, second: str) -> Unavailable:
-        return Unavailable(
-            f"{first} and {second} in {self.dir} are one file (joined by a hard link or "
-            "a symbolic link); the store will not write one file as two. Make each a separate "
-            "plain file, then retry."
-        )
+        return Unavailable(one_file_message(self.dir, first, second))
 
     def refuse_outside_link(self, path: Path) -> None:
         """Refuse (`Unavailable`) `path` when it is a symbolic link leading out of the folder."""
@@ -117,6 +117,27 @@ class OwnFiles:
             check_link_inside(self.dir, path)
         except PathRefused as exc:
             raise Unavailable(str(exc)) from None
+
+
+def one_file_message(folder: Path, first: str, second: str) -> str:
+    """Why two own files that are one file are refused, and what to do about it."""
+    return (
+        f"{first} and {second} in {folder} are one file (joined by a hard link or a symbolic "
+        "link); the store will not write one file as two. Make each a separate plain file, then "
+        "retry."
+    )
+
+
+def check_separate(folder: Path, name: str) -> None:
+    """Refuse (`PathRefused`) to read the own file `name` of `folder` as what it is named when it
+    is one file with another own file: MEMORY.md linked to history.jsonl would show the journal
+    as memory. For readers outside the store (a panel of a folder without a store, `my-agent
+    lint`); the store's own look is `OwnFiles.locate`. Other names pass."""
+    if name not in OWN_NAMES:
+        return
+    pair = look_up(folder, OWN_NAMES).aliased_pair()
+    if pair is not None and name in pair:
+        raise PathRefused(one_file_message(folder, *pair) + " It is not read.")
 
 
 def read_text(path: Path, name: str, max_bytes: int) -> str:

@@ -58,7 +58,7 @@ from my_agent_core.memory.store_types import (
     WriteEvent,
     WriteListener,
 )
-from my_agent_core.memory.undo import CannotRevert, describe_change, pick_change, revert_record
+from my_agent_core.memory.undo import CannotRevert, pick_change, undo_entries
 from my_agent_core.safe_write import write_atomic
 
 __all__ = [
@@ -317,10 +317,10 @@ class MemoryStore:
         Without `record_id`: the newest change not yet undone or skipped (any target), and only when
         the history shows it is the newest change to its file (every later change of that file is
         recorded and no record may be missing since); otherwise nothing is written and the message
-        says why and gives the change's id. When that change itself cannot be reverted (its entries
-        changed since, or it would restore unsafe text), it is marked skipped, so the next undo
-        reaches the change before it. With `record_id`: that change, on top of the file as it is now,
-        provided the entries it produced are still there as it left them.
+        says why and gives the change's id. With `record_id`: that change, on top of the file as it
+        is now, provided the entries it produced are still there as it left them. A change that
+        cannot be reverted (its entry was edited by hand since, or it would restore unsafe text) is
+        named and marked skipped, so the next undo reaches the change before it (`undo.py`).
         """
         with contextlib.ExitStack() as locks:
             for folder in self._folder_list:  # always in this order: two stores never deadlock
@@ -329,22 +329,13 @@ class MemoryStore:
             name = self.files[record.target]
 
             def mutate(entries: list[str]) -> tuple[list[str], list[Change], list[str]]:
-                if record_id is None:
-                    reason = history.unexplained(record, entries_digest(entries), name)
-                    if reason is not None:
-                        raise MemoryEditError(
-                            f"Cannot undo {describe_change(record, name)}: {reason}. Undo reverts "
-                            "a change only when the history shows it is the newest one, so nothing "
-                            f"was written. To revert it anyway, on top of {name} as it is now, undo "
-                            f"it by its id: {record.id}."
-                        )
-                return revert_record(record, entries, name)
+                digest = entries_digest(entries)
+                by_id = record_id is not None
+                return undo_entries(record, history, entries, digest, name, by_id=by_id)
 
             try:
                 self._edit(record.target, "undo", author, mutate, undoes=record.id, locked=True)
-            except CannotRevert as exc:
-                if record_id is not None:
-                    raise
+            except CannotRevert as exc:  # never again revertable: passed over, so undo goes on
                 raise MemoryEditError(
                     f"{exc} {self._mark_skipped(record, author, str(exc))}"
                 ) from None

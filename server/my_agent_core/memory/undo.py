@@ -2,7 +2,10 @@
 
 An undo must never revert the wrong entry, so it works on entries, not whole files (later edits by
 others stay), refuses when an entry the change produced is gone, and never restores text the safety
-scanner blocks. The store holds the locks and writes; this module only decides.
+scanner blocks. It must never be stuck either: a change that can no longer be reverted (its entry
+was edited by hand since) is named and passed over (`CannotRevert`: the store marks it skipped), so
+the next undo reaches the change before it. The store holds the locks and writes; this module only
+decides.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from my_agent_core.memory.journal import Change, History, JournalRecord
 from my_agent_core.memory.paths import TARGETS
 from my_agent_core.memory.safety import describe
 
-__all__ = ["CannotRevert", "describe_change", "pick_change", "revert_record"]
+__all__ = ["CannotRevert", "describe_change", "pick_change", "revert_record", "undo_entries"]
 
 
 class CannotRevert(MemoryEditError):
@@ -63,6 +66,36 @@ def pick_change(
             f"Change {record.id} names an unknown file {record.target!r}; it cannot be undone."
         )
     return record, history
+
+
+def undo_entries(
+    record: JournalRecord,
+    history: History,
+    entries: list[str],
+    digest: str,
+    name: str,
+    *,
+    by_id: bool,
+) -> tuple[list[str], list[Change], list[str]]:
+    """`entries` (whose digest is `digest`) with `record` taken back, as `revert_record`.
+
+    A plain undo (not `by_id`) reverts only a change the history shows is the newest one to its
+    file. When it cannot show that (the file was changed by hand since), a change that could still
+    be reverted on top of the file is refused with its id (the user decides); one that cannot
+    (its entry was edited or removed since) raises `CannotRevert` saying so, so it is passed over
+    rather than blocking every later undo."""
+    reason = None if by_id else history.unexplained(record, digest, name)
+    if reason is None:
+        return revert_record(record, entries, name)
+    try:
+        revert_record(record, list(entries), name)
+    except CannotRevert as exc:
+        raise CannotRevert(f"{exc} ({reason})") from None
+    raise MemoryEditError(
+        f"Cannot undo {describe_change(record, name)}: {reason}. Undo reverts a change only when "
+        "the history shows it is the newest one, so nothing was written. To revert it anyway, on "
+        f"top of {name} as it is now, undo it by its id: {record.id}."
+    )
 
 
 def revert_record(
