@@ -165,7 +165,11 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
                 if (answer !== yes) {
                     return;
                 }
-                const r = await client.sendRequest<MemoryEditResult>(Methods.memoryUndo, { folder: folder.uri.toString() });
+                // The change the dialog named, by its id: a change made meanwhile is never the one reverted.
+                const r = await client.sendRequest<MemoryEditResult>(Methods.memoryUndo, {
+                    folder: folder.uri.toString(),
+                    ...(target ? { id: target.id } : {}),
+                });
                 if (r.state) {
                     memory.setState(r.state);
                 }

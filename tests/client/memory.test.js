@@ -311,6 +311,16 @@ test('undo leaves a note naming the change in words, not the agent id', async ()
     assert.equal(t.memory.states.length, 1, 'the view gets the state after the undo');
 });
 
+test('undo reverts exactly the change its notice names, by id, even after later changes', async () => {
+    const mine = record('add', [added('Tests run with uv run pytest -q')], { id: 'j7' });
+    const later = record('add', [added('The API listens on 8080')], { id: 'j8' });
+    const t = await agentWrote([mine, later]);
+    await t.chat.undo('j7');
+    const undo = t.calls.find((c) => c.method === Methods.memoryUndo);
+    assert.deepEqual(undo.params, { folder: 'file:///w/app', id: 'j7' }, 'the id of the change, not "the latest"');
+    assert.equal(memoryPart(t.chat).undoMessage, "Undid: added 'Tests run with uv run pytest -q' to MEMORY.md");
+});
+
 test('import summaries count in words that agree with the number', () => {
     const { importSummary } = require('../../client/out/memoryImport.js');
     const r = (added, duplicates, notFitted, refused) => ({

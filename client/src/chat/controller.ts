@@ -645,7 +645,8 @@ export class ChatController implements vscode.Disposable {
         this.store.dispatch({ type: 'detach', id });
     }
 
-    /** Undo for a memory_changed notice: only when that change is still the folder's latest one. */
+    /** Undo for a memory_changed notice: exactly that change (by its journal id), even when memory changed
+     * again since; the server reverts it on top of the file as it is, or says why it cannot. */
     async undo(journalId?: string): Promise<void> {
         const client = await this.server.ready();
         if (!client) {
@@ -655,19 +656,10 @@ export class ChatController implements vscode.Disposable {
         let undone: JournalEntry | undefined;
         try {
             if (journalId) {
-                const log = await client.sendRequest<MemoryLogResult>(Methods.memoryLog, { folder, limit: 1 });
-                const latest = log.entries?.[log.entries.length - 1]; // newest last (limit 1: the one record)
+                const log = await client.sendRequest<MemoryLogResult>(Methods.memoryLog, { folder });
                 undone = parseLog(log).find((e) => e.id === journalId);
-                if (latest && latest.id !== journalId) {
-                    void vscode.window.showWarningMessage(
-                        vscode.l10n.t(
-                            'Memory changed again after this edit, so Undo would revert a different change. Use "Undo Last Memory Change" or edit the file.',
-                        ),
-                    );
-                    return;
-                }
             }
-            const r = await client.sendRequest<MemoryEditResult>(Methods.memoryUndo, { folder });
+            const r = await client.sendRequest<MemoryEditResult>(Methods.memoryUndo, { folder, ...(journalId ? { id: journalId } : {}) });
             if (r.state) {
                 this.memory.setState(r.state);
             }
