@@ -37,6 +37,14 @@ async def test_import_through_the_language_server(tmp_path: Path) -> None:
         (folder / "CLAUDE.md").write_text("- Lint with `uv run ruff check server tests`.\n")
         own = await request(client, "myAgent/memory/import", {"path": "CLAUDE.md"})
         assert own["added"] == 0 and "1 item skipped: CLAUDE.md already gives it" in own["message"]
+        assert own["inContext"] == [
+            {
+                "text": "Lint with `uv run ruff check server tests`.",
+                "line": 1,
+                "file": "CLAUDE.md",
+                "fileLine": 1,
+            }
+        ]
         for params in (
             {"path": "../outside.md"},
             {"path": "missing.md"},

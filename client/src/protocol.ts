@@ -405,6 +405,8 @@ export interface MemoryImportResult {
     /** Items that did not fit the budget: reported, never dropped silently. */
     notFitted: string[];
     refused: ImportRefusal[];
+    /** Items skipped because a context file every session reads (`file`, line `fileLine`) already gives them. */
+    inContext?: { text: string; line: number; file: string; fileLine: number }[];
     state?: MemoryStateResult;
 }
 

@@ -89,6 +89,15 @@ class MemoryBufferResult(TypedDict):
     limit: int
 
 
+class ImportInContextJson(TypedDict):
+    """An item skipped because a context file the sessions read already gives it (`file`:`fileLine`)."""
+
+    text: str
+    line: int
+    file: str
+    fileLine: int
+
+
 class MemoryImportResult(TypedDict):
     """`myAgent/memory/import` (docs/protocol.md): what was added, and what was not, and why."""
 
@@ -97,6 +106,7 @@ class MemoryImportResult(TypedDict):
     duplicates: int
     notFitted: list[str]
     refused: list[ImportRefusalJson]
+    inContext: list[ImportInContextJson]
     state: MemoryStateResult
 
 
@@ -264,6 +274,10 @@ def register(ls: MyAgentServer) -> None:
                 "notFitted": list(result.not_fitted),
                 "refused": [
                     {"text": r.text, "reason": r.reason, "line": r.line} for r in result.refused
+                ],
+                "inContext": [
+                    {"text": c.text, "line": c.line, "file": c.file, "fileLine": c.file_line}
+                    for c in result.in_context
                 ],
                 "state": ls.memory.state(folder),
             }
