@@ -239,3 +239,13 @@ def _day() -> str:
     """Today as the words say it (English month names whatever the locale)."""
     now = time.localtime()
     return f"{now.tm_mday} {MONTHS[now.tm_mon - 1]}"
+
+
+def test_the_hover_shows_titles_and_file_names_as_text() -> None:
+    """A chat title or a file name cannot become a link, an image or emphasis in the hover."""
+    from my_agent_core.lsp.views import _plain
+
+    shown = _plain("by the chat '[x](https://evil.example)' · text from ![i](//e/?d=1):5 · *a*")
+    assert "\\[x\\]\\(https://evil.example\\)" in shown
+    assert "\\!\\[i\\]" in shown and "\\*a\\*" in shown
+    assert _plain("two\nlines") == "two lines"
