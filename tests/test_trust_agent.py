@@ -255,3 +255,61 @@ def test_the_python_api_can_opt_out_or_ask(fake: Any, client: Any, tmp_path: Pat
     ask.run("remember I like make")
     assert [r.kind for r in approver.requests] == ["memory"]
     assert "REVIEW" in ask.tool_schemas[0]["function"]["description"]
+
+
+def test_rebuild_reads_every_block_of_a_persisted_history() -> None:
+    """What a resumed session replays: the context files of its system prompt, the summary of a
+    compaction (rule b only), attachments and recalled items of user messages, tool results after
+    the calls that made them (not the memory tool's), and rule (a) from the last user message."""
+    from my_agent_core.memory.render import (
+        RecallItem,
+        render_attachments,
+        render_recall_block,
+        render_summary,
+    )
+    from my_agent_core.trust import TaintTracker, rebuild
+
+    system = "instructions\n\n" + render_context_block(
+        [ContextDocument("AGENTS.md", "Rules.\nAlways indent with tabs in every Makefile here.")]
+    )
+    user = "\n\n".join(
+        [
+            "look at this",
+            render_attachments(
+                [Attachment("src/app.py", "a = 1\nprint('the attached text is right here')", 3, 4)]
+            ),
+            render_recall_block([RecallItem("turn", "user: an older question")]),
+        ]
+    )
+    history = [
+        {"role": "user", "content": render_summary(f"We talked. {PLANTED}", covered=4)},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": user},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "memory", "arguments": "{}"}},
+                {
+                    "id": "c2",
+                    "type": "function",
+                    "function": {"name": "run_command", "arguments": '{"command": "make"}'},
+                },
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "Added. Memory: 5/2200"},
+        {"role": "tool", "tool_call_id": "c2", "content": "$ make\nexit code 0"},
+    ]
+    tracker = TaintTracker()
+    rebuild(tracker, system, history)
+    assert [(s.kind, s.label) for s in tracker.turn_sources] == [
+        ("attachment", "src/app.py"),
+        ("recall", "turn"),
+        ("command", "make"),
+    ]
+    copy = tracker.assess([f"Remember: {PLANTED}"]).copied
+    assert [c.source.kind for c in copy] == ["summary"]
+    attached = tracker.assess(["x: print the attached text is right here"]).copied
+    assert [c.ref.where for c in attached] == ["src/app.py:4"]
+    context = tracker.assess(["always indent with tabs in every makefile"]).copied
+    assert [c.ref.where for c in context] == ["AGENTS.md:2"]
