@@ -324,9 +324,10 @@ export type ChatEvent =
     | (EventBase & { kind: 'session_error'; message: string });
 
 /**
- * Server -> client request `myAgent/chat/approve`, sent before an edit, a command or (with
- * `myAgent.memory.approval: "ask"`) a memory write. `detail`: a unified diff (edit, memory) or the command
- * line; `uri` + `newText`: the file and its whole proposed text; `cwd`: a command's working folder.
+ * Server -> client request `myAgent/chat/approve`, sent before an edit, a command or a memory write that
+ * `myAgent.memory.approval` asks about ("untrusted": one that may carry untrusted text; "ask": every one).
+ * `detail`: a unified diff (edit, memory; a memory write's sources come in plain lines before its `---`) or
+ * the command line; `uri` + `newText`: the file and its whole proposed text; `cwd`: a command's working folder.
  */
 export interface ApproveParams {
     sessionId: string;
