@@ -141,16 +141,20 @@ def entries(store: MemoryStore) -> list[str]:
 def tracker_with(kind: str, *, this_turn: bool) -> TaintTracker:
     tracker = TaintTracker(session_id="s1", title="Fix the tests")
     tracker.begin_turn()
-    source = SOURCES[kind][0]()
-    if this_turn:
-        tracker.receive(source, this_turn=kind not in NOT_IN_A_TURN)
-    else:
-        tracker.receive(source, this_turn=kind not in NOT_IN_A_TURN)
+    tracker.receive(
+        SOURCES[kind][0](), this_turn=kind not in NOT_IN_A_TURN
+    )  # as the agent feeds it
+    if not this_turn:
         tracker.begin_turn()  # the user's next message: rule (a) starts over
     return tracker
 
 
-CASES = list(itertools.product(SOURCES, ("a", "b"), ("add", "replace", "remove")))
+#: Context files and summaries are never part of a turn: rule (b) only.
+CASES = [
+    (kind, rule, action)
+    for kind, rule, action in itertools.product(SOURCES, ("a", "b"), ("add", "replace", "remove"))
+    if not (rule == "a" and kind in NOT_IN_A_TURN)
+]
 
 
 @pytest.mark.parametrize(("kind", "rule", "action"), CASES)
@@ -159,9 +163,7 @@ def test_untrusted_asks_for_a_tainted_write_and_never_for_its_benign_twin(
 ) -> None:
     """Rule (a): a write of the user's own words in the turn that read the source is still asked
     (it may paraphrase); rule (b): a later copy is asked, the user's own words are not."""
-    in_turn = rule == "a" and kind not in NOT_IN_A_TURN
-    if rule == "a" and kind in NOT_IN_A_TURN:
-        pytest.skip("context files and summaries are never part of a turn: rule (b) only")
+    in_turn = rule == "a"
     # The attack: rule (a) with any words (the user's own words stand for a paraphrase), rule (b)
     # with a copy of the planted text (a remove carries no text: rule (b) never applies to it).
     attack_text = OWN if rule == "a" else PLANTED

@@ -48,6 +48,7 @@ def test_a_write_keeps_its_provenance_in_the_journal(store: MemoryStore) -> None
     line = json.loads(store.journal_path.read_text(encoding="utf-8").splitlines()[-1])
     assert line["provenance"] == {
         "mode": "untrusted",
+        "origin": "untrusted",
         "session": "s1",
         "title": "Fix the tests",
         "sources": [{"kind": "file", "where": "README.md:5", "how": "copied"}],

@@ -115,6 +115,8 @@ export interface SourceRef {
 /** Where an agent write in a chat came from; no sources: the user's own words. */
 export interface Provenance {
     mode?: MemoryApproval;
+    /** `user`: no untrusted source (the user's own words); `untrusted`: see `sources`. */
+    origin?: 'user' | 'untrusted';
     session?: string;
     title?: string;
     sources?: SourceRef[];

@@ -160,6 +160,7 @@ def provenance_json(provenance: Provenance) -> ProvenanceJson:
     """A write's provenance as the protocol sends it."""
     out: ProvenanceJson = {
         "mode": provenance.mode,
+        "origin": "user" if provenance.from_user else "untrusted",
         "sources": [{"kind": r.kind, "where": r.where, "how": r.how} for r in provenance.sources],
     }
     if provenance.session is not None:

@@ -102,6 +102,7 @@ class ProvenanceJson(TypedDict, total=False):
     """Where an agent write in a chat session came from (`memory/provenance.py`)."""
 
     mode: str  # the myAgent.memory.approval the write was made under
+    origin: str  # "user" (no untrusted source: the user's own words) | "untrusted"
     session: str
     title: str
     sources: list[SourceRefJson]  # none: the user's own words

@@ -114,6 +114,9 @@ class Provenance:
             data["session"] = self.session
         if self.title is not None:
             data["title"] = self.title
+        data["origin"] = (
+            "user" if self.from_user else "untrusted"
+        )  # derived, for a reader of the file
         data["sources"] = [ref.to_json() for ref in self.sources]
         if self.more:
             data["more"] = self.more
