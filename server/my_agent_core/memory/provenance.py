@@ -17,7 +17,9 @@ from typing import Any, Literal, get_args
 __all__ = [
     "APPROVAL_MODES",
     "MAX_SOURCES",
+    "SOURCE_KINDS",
     "ApprovalMode",
+    "How",
     "Provenance",
     "SourceKind",
     "SourceRef",
