@@ -166,6 +166,8 @@ def test_recall_and_memory_search_never_break_the_prefix(fake, client, events, t
     earlier.shutdown()
     start = len(fake.completion_requests)
     manager = build_manager(ProviderContext(folder, session_id="s2"))
+    # The subject is the prefix: a write after memory_search is tainted and would be refused by the
+    # default policy (tests/test_trust_agent.py), so these writes are saved without asking.
     agent = Agent(
         model="m",
         client=client,
@@ -173,6 +175,7 @@ def test_recall_and_memory_search_never_break_the_prefix(fake, client, events, t
         provider=manager,
         session_id="s2",
         on_event=events.append,
+        memory_approval="auto",
     )
     for topic in ("kafka consumer lag", "invoice numbering", "kafka consumer lag"):
         fake.add(
@@ -236,7 +239,15 @@ def test_hooks_run_at_their_moments_beside_the_callers_listener(fake, client, tm
     seen: list[WriteEvent] = []
     store = MemoryStore(tmp_path / "mem", on_write=seen.append)
     recorder = Recorder()
-    agent = Agent(model="m", client=client, memory_store=store, provider=manager_with(recorder))
+    # The attachment makes these writes tainted (refused without an approver by the default
+    # policy, tests/test_trust_agent.py); the subject here is the hooks, so nobody is asked.
+    agent = Agent(
+        model="m",
+        client=client,
+        memory_store=store,
+        provider=manager_with(recorder),
+        memory_approval="auto",
+    )
     assert isinstance(store.on_write, WriteFanOut)
     fake.add(
         {

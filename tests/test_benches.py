@@ -116,6 +116,11 @@ FIGURES: dict[str, list[str]] = {
         rf"the rest ({NUM}) \(us; (\d) scans\)$",
         rf"^(?:RAM disk: skipped \(.+\)|  floor ({NUM}) us, worst edit ({NUM}) us)",
     ],
+    "taint_runs.py": [
+        r"^chosen rule: copies caught (\d+)/(\d+); own words flagged (\d+)/(\d+)$",
+        rf"^feed a 50,000-char tool result: p50 ({NUM}) ms; .* ratio ({NUM})x$",
+        rf"^judge a 300-char write, {NUM} chars indexed: p50 ({NUM}) ms; .* ratio ({NUM})x$",
+    ],
     "workspace.py": [
         rf"^search_text / rg: ({NUM})x",
         rf"^list_files first call / git ls-files -co --exclude-standard: ({NUM})x",

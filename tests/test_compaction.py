@@ -141,6 +141,9 @@ def test_threshold_compaction_keeps_the_system_message_and_the_cache(
         tools=[lookup],
         sessions=store,
         compaction=CompactionSettings(context_window=6000, compact_at=0.6),
+        # The save step follows a turn with `lookup` results: tainted, refused without an approver
+        # by the default policy (tests/test_trust_agent.py); the subject here is the compaction.
+        memory_approval="auto",
     )
     prompt = agent.system_prompt
     run_until(agent, events, lambda: bool(compactions(events)))

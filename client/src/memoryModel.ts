@@ -51,6 +51,7 @@ export function applyChange(stores: readonly StoreState[], change: MemoryChanged
         limit: change.limit,
         entries: [...change.entries],
         available: true,
+        ...(change.origins ? { origins: change.origins } : {}),
     };
     const out = stores.map((s) => (s.target === change.target ? next : s));
     if (!stores.some((s) => s.target === change.target)) {

@@ -4,7 +4,7 @@ import { plural } from './common/plural';
 import { sameFolder } from './common/folders';
 import { contextFilePath } from './contextFiles';
 import { FolderMemory, MemoryModel } from './memoryModel';
-import { ChatSnapshotResult, ContextFileInfo, StoreState, Target } from './protocol';
+import { ChatSnapshotResult, ContextFileInfo, EntryOrigin, StoreState, Target } from './protocol';
 import { folderMarks, StoreMarks } from './snapshotDiff';
 
 /**
@@ -39,6 +39,8 @@ export interface EntryNode {
     entries: readonly string[];
     /** Live but not in the current chat session's snapshot: that chat does not see it. */
     fresh?: boolean;
+    /** Who made it and from what (the server derives it from the journal). */
+    origin?: EntryOrigin;
 }
 
 /** In the current chat session's snapshot but no longer live: that chat still sees it. */
@@ -140,10 +142,17 @@ export function storeTreeItem(node: StoreNode, nearShare: number): vscode.TreeIt
     return item;
 }
 
+/** The entry's origin line for its tooltip ("" when the server sent none). */
+export function originLine(origin: EntryOrigin | undefined): string {
+    const summary = typeof origin?.summary === 'string' ? origin.summary.replace(/\s+/g, ' ').trim().slice(0, 400) : '';
+    return summary ? vscode.l10n.t('Origin: {0}', summary) : '';
+}
+
 export function entryTreeItem(node: EntryNode): vscode.TreeItem {
     const item = new vscode.TreeItem(entryLabel(node.text) || vscode.l10n.t('(empty entry)'));
     item.id = `${node.folderUri}|${node.target}|${node.index}`;
-    item.tooltip = node.text;
+    const origin = originLine(node.origin);
+    item.tooltip = origin ? `${node.text}\n\n${origin}` : node.text;
     const count = node.text.split('\n').length;
     const lines = count > 1 ? vscode.l10n.t('{0} lines', count) : undefined; // never 1: a one-line entry says nothing
     item.description = lines;
@@ -158,7 +167,7 @@ export function entryTreeItem(node: EntryNode): vscode.TreeItem {
         item.description = lines ? `${why} · ${lines}` : why;
         item.tooltip = `${node.text}\n\n${vscode.l10n.t(
             'Added after the current chat started: that chat does not see it. The agent sees it after New Chat.',
-        )}`;
+        )}${origin ? `\n${origin}` : ''}`;
         item.accessibilityInformation = { label: `${mark}, ${why}: ${node.text.slice(0, 500)}` };
         item.iconPath = new vscode.ThemeIcon('diff-added', new vscode.ThemeColor('gitDecoration.addedResourceForeground'));
     }
@@ -272,6 +281,8 @@ export function storeNodes(
 
 export function entryNodes(node: StoreNode): (EntryNode | RemovedNode)[] {
     const s = node.store;
+    // Origins are parallel to the entries; a list of another length (a mismatched or older server) is ignored.
+    const origins = Array.isArray(s.origins) && s.origins.length === s.entries.length ? s.origins : undefined;
     const live: (EntryNode | RemovedNode)[] = s.entries.map((text, index) => ({
         kind: 'entry',
         folderUri: node.folderUri,
@@ -281,6 +292,7 @@ export function entryNodes(node: StoreNode): (EntryNode | RemovedNode)[] {
         text,
         entries: s.entries,
         fresh: node.marks?.fresh[index] === true ? true : undefined,
+        ...(origins?.[index] ? { origin: origins[index] } : {}),
     }));
     const removed: RemovedNode[] = (node.marks?.removed ?? []).map((text, index) => ({
         kind: 'removed',

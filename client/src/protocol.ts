@@ -49,7 +49,8 @@ export interface MemorySettings {
     nearBudgetShare: number;
 }
 
-export type MemoryApproval = 'auto' | 'ask';
+/** Which agent memory writes ask first: `untrusted` (default) a write that may carry untrusted text, `ask` every write, `auto` none. */
+export type MemoryApproval = 'untrusted' | 'ask' | 'auto';
 export type UserProfileScope = 'workspace' | 'global';
 
 /** `memory` as the server reads it: the budgets, plus review mode and the memory provider. */
@@ -101,6 +102,41 @@ export interface InitializationOptions {
 
 // ---- memory ----------------------------------------------------------------------------------------------
 
+/** A source an agent memory write may derive from (its journal provenance). */
+export interface SourceRef {
+    /** file | search | listing | command | edit | archive | tool | context_file | attachment | recall | summary | unindexed */
+    kind: string;
+    /** `README.md:5`, a command line, a query: one clean line. */
+    where: string;
+    /** `copied`: shares a run of words with it; `read`: received in the same turn. */
+    how: string;
+}
+
+/** Where an agent write in a chat came from; no sources: the user's own words. */
+export interface Provenance {
+    mode?: MemoryApproval;
+    /** `user`: no untrusted source (the user's own words); `untrusted`: see `sources`. */
+    origin?: 'user' | 'untrusted';
+    session?: string;
+    title?: string;
+    sources?: SourceRef[];
+    more?: number;
+    /** The user approved it (absent: nobody was asked). */
+    approved?: boolean;
+}
+
+/** Who made one entry and from what, derived from the journal; one per entry, in order. */
+export interface EntryOrigin {
+    /** In words: "added 7 Dec by the chat 'Fix the tests' · text from README.md:5 · approved by you". */
+    summary: string;
+    /** recorded | hand | older | unknown */
+    known: string;
+    journalId?: string;
+    author?: string;
+    time?: number;
+    provenance?: Provenance;
+}
+
 export interface StoreState {
     target: Target;
     path: string;
@@ -109,6 +145,8 @@ export interface StoreState {
     entries: string[];
     available?: boolean;
     error?: string;
+    /** Parallel to `entries` (absent from an older server). */
+    origins?: EntryOrigin[];
 }
 
 export interface FolderParams {
@@ -155,6 +193,9 @@ export interface JournalEntry {
     after?: string | null;
     /** Absent from an older server: the editor then names the change without quoting it. */
     changes?: JournalChange[];
+    /** The record in words (who, when, from what); absent from an older server. */
+    summary?: string;
+    provenance?: Provenance;
 }
 
 export interface MemoryLogResult {
@@ -184,6 +225,8 @@ export interface MemoryChangedParams {
     source: 'agent' | 'user' | 'cli' | 'disk';
     sessionId?: string;
     journalId?: string;
+    /** Parallel to `entries`. */
+    origins?: EntryOrigin[];
 }
 
 // ---- chat ------------------------------------------------------------------------------------------------
@@ -285,9 +328,10 @@ export type ChatEvent =
     | (EventBase & { kind: 'command_output'; callId: string; stream: 'stdout' | 'stderr'; text: string });
 
 /**
- * Server -> client request `myAgent/chat/approve`, sent before an edit, a command or (with
- * `myAgent.memory.approval: "ask"`) a memory write. `detail`: a unified diff (edit, memory) or the command
- * line; `uri` + `newText`: the file and its whole proposed text; `cwd`: a command's working folder.
+ * Server -> client request `myAgent/chat/approve`, sent before an edit, a command or a memory write that
+ * `myAgent.memory.approval` asks about ("untrusted": one that may carry untrusted text; "ask": every one).
+ * `detail`: a unified diff (edit, memory; a memory write's sources come in plain lines before its `---`) or
+ * the command line; `uri` + `newText`: the file and its whole proposed text; `cwd`: a command's working folder.
  */
 export interface ApproveParams {
     sessionId: string;

@@ -2,7 +2,9 @@
 
 Reply text streams to stdout as it arrives; tool activity is shown on stderr. The workspace tools
 (read, list, search, edit, write, run) work on the current folder; before an edit (the diff is shown)
-or a command (the command line and folder) the chat asks y/N, unless a flag pre-approves it.
+or a command (the command line and folder) the chat asks y/N, unless a flag pre-approves it. A
+memory write that may carry text the model read (`--memory-approval untrusted`, the default; `ask`:
+every write; `auto`: none) is asked the same way, with the sources its text may come from.
 Sessions are saved as they go in `.my_agent_core/sessions/` (the same files the editor lists):
 `--list` shows them, `--resume [ID]` continues one (the latest without an id) with its original
 system prompt, so the provider's prompt cache still hits.
@@ -56,7 +58,9 @@ DESCRIPTION = """\
 Chat with the agent in this terminal, on the current folder: its memory
 (.my_agent_core/memory) and its files. Replies stream to stdout, tool activity to
 stderr. Before an edit (its diff is shown) or a command (its line and folder) the chat
-asks y/N, unless --approve-edits or --allow-command pre-approves it.
+asks y/N, unless --approve-edits or --allow-command pre-approves it. A memory write made
+after the model read files, command output or search results (or that repeats their
+words) is asked y/N too, with where its text may come from (--memory-approval).
 
 The model: --model or $MY_AGENT_MODEL. The endpoint: --base-url or $OPENAI_BASE_URL
 (any OpenAI-compatible server: OpenAI, llama.cpp, Ollama, vLLM). The key: $OPENAI_API_KEY,
@@ -109,6 +113,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="memory folder (default: ./.my_agent_core/memory, created when missing)",
     )
     group.add_argument("--no-memory", action="store_true", help="chat without long-term memory")
+    parser.add_argument(
+        "--memory-approval",
+        choices=("untrusted", "ask", "auto"),
+        default="untrusted",
+        help="which memory writes ask y/N first: untrusted (default: a write that may carry text "
+        "the model read, not your own words), ask (every write) or auto (none)",
+    )
     parser.add_argument(
         "--max-steps", type=int, default=None, metavar="N", help="tool steps per reply at most"
     )
@@ -229,6 +240,8 @@ def _chat(
         resume=record,
         cancel_token=cancel,
         compaction=CompactionSettings(context_window=getattr(args, "context_window", 0) or 0),
+        memory_approval=getattr(args, "memory_approval", None) or "untrusted",
+        memory_approver=approver,
     )
     try:
         agent = build_agent(config)
@@ -634,7 +647,8 @@ def _ask(request: ApprovalRequest, err: TextIO, answers: _Answers) -> Decision:
     else:
         print(f"\n  {request.title}:", file=err)
         _show_diff(request.detail, err, DIFF_LINES_SHOWN)
-        prompt = "  Apply this change? [y/N/d = show the whole diff, or say why not] "
+        question = "Save this to memory?" if request.kind == "memory" else "Apply this change?"
+        prompt = f"  {question} [y/N/d = show the whole diff, or say why not] "
     while True:
         answer = answers.read(prompt, err)
         if answer is None:

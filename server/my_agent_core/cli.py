@@ -147,7 +147,7 @@ def _build_parser() -> argparse.ArgumentParser:
         ("add", "add an entry (TEXT '-' reads stdin)", ["text"]),
         ("replace", "replace the entry containing OLD by NEW", ["old", "new"]),
         ("remove", "remove the entry containing OLD", ["old"]),
-        ("log", "print the change history", []),
+        ("log", "print the change history: who changed what, when, and from what text", []),
         ("undo", "revert the newest change (or the change ID, on top of the file as it is)", []),
         (
             "import",
@@ -412,10 +412,14 @@ def _log(store: MemoryStore, limit: int, as_json: bool) -> int:
         return EXIT_OK
     if not records:
         print("No changes recorded yet.")
+    from my_agent_core.memory.origins import record_summary
+
     for r in records:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.time))
         name = FILE_NAMES.get(r.target, r.target or "-")
         print(f"{r.id}  {stamp}  {r.author:<16} {r.action:<8} {name}")
+        if r.changes_file:  # who, when, from what: "added 7 Dec by the chat '...' · your own words"
+            print(f"    {record_summary(r)}")
         if r.action == "skip":
             print(f"    skipped {r.skips}: {_one_line(r.note or '')}")
         elif r.action == "gap":

@@ -85,7 +85,7 @@ test('every round-2 setting of docs/protocol.md is contributed, read and sent, w
         'tools.ripgrepPath': '',
         'tools.commandTimeout': 120,
         'context.maxChars': 8000,
-        'memory.approval': 'auto',
+        'memory.approval': 'untrusted',
         'memory.provider': 'archive',
         'memory.postgresDsn': '',
         'memory.postgresProject': '',
@@ -99,7 +99,7 @@ test('every round-2 setting of docs/protocol.md is contributed, read and sent, w
         assert.match(p.markdownDescription, /^%myAgent\.config\./, `${key} has a localized description`);
         assert.ok(settingsSource.includes(`'${key}'`), `settings.ts does not read ${key}`);
     }
-    assert.deepEqual(props['myAgent.memory.approval'].enum, ['auto', 'ask']);
+    assert.deepEqual(props['myAgent.memory.approval'].enum, ['untrusted', 'ask', 'auto']);
     assert.deepEqual(props['myAgent.memory.userProfile'].enum, ['workspace', 'global']);
     assert.equal(props['myAgent.tools.allowedCommands'].items.type, 'string');
 });
@@ -123,7 +123,7 @@ test('a cloned repository cannot pre-approve edits or commands, pick programs, s
     for (const key of ['tools.approveEdits', 'tools.allowedCommands']) {
         assert.match(nlsEn[`myAgent.config.${key}`], /cloned repository/, `${key} says why it is user-only`);
     }
-    assert.match(nlsEn['myAgent.config.memory.approval'], /never back to `auto`/);
+    assert.match(nlsEn['myAgent.config.memory.approval'], /stricter but never looser/);
 });
 
 test('the memory tool is a language-model tool: declared, referenceable, activating the extension', () => {

@@ -14,7 +14,7 @@ const DEFAULT_MEMORY = {
     memoryCharLimit: 2200,
     userCharLimit: 1375,
     nearBudgetShare: 0.9,
-    approval: 'auto',
+    approval: 'untrusted',
     provider: 'archive',
     semantic: false,
     userProfile: 'workspace',
@@ -137,15 +137,24 @@ test('round-2 settings reach the server in the shape of docs/protocol.md; junk f
     assert.equal('postgresDsn' in settings.toServerSettings(junk).memory, false, 'an empty DSN is left out (the server reads MY_AGENT_PG_DSN)');
 });
 
-test('review mode: "ask" at any settings level wins, so a workspace can tighten it but never loosen it', () => {
+test('memory approval: the strictest of the user\'s value (default "untrusted") and the workspace\'s wins', () => {
     const levels = (globalValue, workspaceValue) => ({
         get: (k) => (k === 'memory.approval' ? (workspaceValue ?? globalValue) : undefined),
         inspect: (k) => (k === 'memory.approval' ? { globalValue, workspaceValue } : {}),
     });
-    assert.equal(settings.readSettings(levels('ask', 'auto'), true).memory.approval, 'ask', 'a repository cannot switch review off');
-    assert.equal(settings.readSettings(levels(undefined, 'ask'), true).memory.approval, 'ask', 'a repository can switch it on');
-    assert.equal(settings.readSettings(levels('auto', undefined), true).memory.approval, 'auto');
-    assert.equal(settings.readSettings(levels(undefined, undefined), true).memory.approval, 'auto');
+    const approval = (g, w) => settings.readSettings(levels(g, w), true).memory.approval;
+    assert.equal(approval('ask', 'auto'), 'ask', 'a repository cannot switch review off');
+    assert.equal(approval(undefined, 'ask'), 'ask', 'a repository can switch it on');
+    assert.equal(approval('auto', undefined), 'auto', 'the user may opt out');
+    assert.equal(approval(undefined, undefined), 'untrusted', 'the default');
+    assert.equal(approval(undefined, 'auto'), 'untrusted', 'a repository cannot switch the default policy off');
+    assert.equal(approval('untrusted', 'auto'), 'untrusted');
+    assert.equal(approval('auto', 'untrusted'), 'untrusted', 'a repository can tighten an opt-out');
+    assert.equal(approval('untrusted', 'ask'), 'ask');
+    assert.equal(approval('auto', 'auto'), 'auto');
+    assert.equal(approval('sometimes', 'auto'), 'untrusted', 'junk is the default');
+    const plain = { get: (k) => (k === 'memory.approval' ? 'auto' : undefined) };
+    assert.equal(settings.readSettings(plain, true).memory.approval, 'auto', 'without levels: the value as given');
 });
 
 test('currentInitializationOptions reads the live vscode configuration and trust', () => {

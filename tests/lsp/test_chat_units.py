@@ -159,3 +159,16 @@ def test_history_in_protocol_shape() -> None:
         {"role": "assistant", "content": "ab"},
     ]
     assert meta_memory({}) is True and meta_memory({"memory": False}) is False
+
+
+def test_memory_approval_defaults_to_untrusted_and_takes_each_mode() -> None:
+    assert Settings().layer.approval == "untrusted"
+    assert Settings.resolve([], env={}).layer.approval == "untrusted"
+    for mode in ("untrusted", "ask", "auto"):
+        layer = {"memory": {"approval": mode}}
+        assert Settings.resolve([layer], env={}).layer.approval == mode
+        pulled = Settings.resolve([{"memory": {"approval": "auto"}}, layer], env={})
+        assert pulled.layer.approval == mode, "the pulled configuration wins"
+    assert (
+        Settings.resolve([{"memory": {"approval": "never"}}], env={}).layer.approval == "untrusted"
+    )

@@ -99,16 +99,31 @@ function patterns(value: unknown): string[] {
     return out.slice(0, MAX_ALLOWED_COMMANDS);
 }
 
+const APPROVAL_STRICTNESS: readonly MemoryApproval[] = ['auto', 'untrusted', 'ask'];
+export const DEFAULT_APPROVAL: MemoryApproval = 'untrusted';
+
+function approvalValue(value: unknown): MemoryApproval | undefined {
+    return APPROVAL_STRICTNESS.find((mode) => mode === value);
+}
+
 /**
- * Review mode: "ask" when ANY settings level asks. A workspace may make memory writes stricter, never
- * looser, so a cloned repository's `.vscode/settings.json` cannot switch off a user's review.
+ * Which memory writes ask first: the STRICTEST of the user's own value (else the default, "untrusted") and the
+ * workspace's ones (ask > untrusted > auto). A workspace may make memory writes stricter, never looser, so a cloned
+ * repository's `.vscode/settings.json` cannot switch off a user's review nor the default policy.
  */
 function approvalOf(config: ConfigLike): MemoryApproval {
     const levels = config.inspect?.<unknown>('memory.approval');
     const values = levels
-        ? [levels.globalValue, levels.workspaceValue, levels.workspaceFolderValue]
-        : [config.get<unknown>('memory.approval')];
-    return values.includes('ask') ? 'ask' : 'auto';
+        ? [approvalValue(levels.globalValue) ?? DEFAULT_APPROVAL, levels.workspaceValue, levels.workspaceFolderValue]
+        : [approvalValue(config.get<unknown>('memory.approval')) ?? DEFAULT_APPROVAL];
+    let strictest: MemoryApproval = 'auto';
+    for (const value of values) {
+        const mode = approvalValue(value);
+        if (mode && APPROVAL_STRICTNESS.indexOf(mode) > APPROVAL_STRICTNESS.indexOf(strictest)) {
+            strictest = mode;
+        }
+    }
+    return strictest;
 }
 
 /** Whether the user confirmed an endpoint a workspace sets (`EndpointConsent.allows`); none by default. */

@@ -4,8 +4,9 @@ One typed configuration object for every way an agent is built (the documented k
 `Agent(...)`, the terminal chat, the editor's sessions, a sub-agent): `resolve()` is where the
 defaults, the environment, the checks and the disk come in (the model from MY_AGENT_MODEL, the
 client from OPENAI_API_KEY / OPENAI_BASE_URL, `memory_dir=None` meaning "<cwd>/.my_agent_core/memory
-if it exists", the memory store and its tool), so the `Agent` only assembles resolved parts and
-then starts or resumes its session (`Agent.from_config`, `build_agent`).
+if it exists", the memory store, its tool and the session's trust policy), so the `Agent` only
+assembles resolved parts and then starts or resumes its session (`Agent.from_config`,
+`build_agent`).
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ from .events import EventCallback
 from .usage import CachePolicy
 
 if TYPE_CHECKING:
+    from ..coding_tools.approval import Approver, DecisionListener
+    from ..memory.provenance import ApprovalMode
     from ..memory.providers import MemoryManager
     from ..memory.store import MemoryStore
+    from ..trust import TaintTracker
     from .sessions import SessionRecord, SessionStore
 
 __all__ = [
@@ -56,10 +60,16 @@ MemoryDir = str | os.PathLike[str] | bool | None
 class AgentConfig:
     """Everything an agent can be given; every field optional (see docs/agent.md "Building an agent").
 
-    `memory_store` (with, for review mode, its `memory_tool`) wins over `memory_dir`; `resume` (a
-    `SessionRecord` loaded from `sessions`) continues that session with its original system prompt,
-    tool schemas and history; `provider` adds recall and archiving; `session_meta` is persisted
-    with the session (JSON data)."""
+    `memory_store` wins over `memory_dir`; `resume` (a `SessionRecord` loaded from `sessions`)
+    continues that session with its original system prompt, tool schemas and history; `provider`
+    adds recall and archiving; `session_meta` is persisted with the session (JSON data).
+
+    Memory writes follow `memory_approval` (`myAgent.memory.approval`: "untrusted", the default,
+    asks `memory_approver` before a write that may carry untrusted text and refuses it when there
+    is no approver; "ask" asks before every write; "auto" never asks); `on_approval` hears every
+    decision. `memory_tool` replaces the built-in tool altogether (then the policy is the caller's:
+    build it with `make_memory_tool(store, trust=MemoryTrust(mode, tracker))` and pass the same
+    `trust` tracker here, which the agent feeds)."""
 
     model: str | None = None
     client: ModelClient | None = None
@@ -70,6 +80,10 @@ class AgentConfig:
     instructions: str | None = None
     memory_store: MemoryStore | None = None
     memory_tool: Tool | None = None
+    memory_approval: ApprovalMode = "untrusted"
+    memory_approver: Approver | None = None
+    on_approval: DecisionListener | None = None
+    trust: TaintTracker | None = None
     request_options: Mapping[str, Any] | None = None
     context_block: str | None = None
     provider: MemoryManager | None = None
@@ -101,6 +115,9 @@ class AgentParts:
     clock: Callable[[], float]
     memory_store: MemoryStore | None
     memory_tool: Tool | None
+    trust: (
+        TaintTracker | None
+    )  # the session's taint tracker (None without memory): the agent feeds it
     tools: list[
         Tool
     ]  # the caller's tools (the memory tool and memory_search are added by the agent)
@@ -128,7 +145,13 @@ def resolve(config: AgentConfig) -> AgentParts:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"session_meta must be JSON data (it is persisted): {exc}") from None
     tools = [t if isinstance(t, Tool) else tool(t) for t in config.tools]
+    from ..memory.provenance import APPROVAL_MODES  # here: the store's modules load with memory
+
+    if config.memory_approval not in APPROVAL_MODES:
+        raise ValueError(f"memory_approval must be one of {', '.join(APPROVAL_MODES)}")
     store = config.memory_store if config.memory_store is not None else _store(config.memory_dir)
+    cancel_token = config.cancel_token if config.cancel_token is not None else CancelEvent()
+    trust = _tracker(store, config.trust)
     return AgentParts(
         model=model,
         client=client,
@@ -140,10 +163,11 @@ def resolve(config: AgentConfig) -> AgentParts:
         session_meta=session_meta,
         compaction=config.compaction or CompactionSettings(),
         cache_policy=config.cache_policy or CachePolicy(),
-        cancel_token=config.cancel_token if config.cancel_token is not None else CancelEvent(),
+        cancel_token=cancel_token,
         clock=config.clock,
         memory_store=store,
-        memory_tool=_memory_tool(store, config.memory_tool),
+        memory_tool=_memory_tool(store, config, trust, cancel_token),
+        trust=trust,
         tools=tools,
         provider=config.provider,
         sessions=config.sessions,
@@ -173,15 +197,37 @@ def _store(memory_dir: MemoryDir) -> MemoryStore | None:
     return MemoryStore(path)
 
 
-def _memory_tool(store: MemoryStore | None, given: Tool | None) -> Tool | None:
-    """The `memory` tool of `store`: `given` (e.g. review mode's, which asks before each write) or
-    the plain one."""
+def _tracker(store: MemoryStore | None, given: TaintTracker | None) -> TaintTracker | None:
+    """The session's taint tracker: `given`, else a new one; none for an agent without memory."""
+    if given is not None or store is None:
+        return given
+    from ..trust import TaintTracker  # here: an agent without memory never loads the policy
+
+    return TaintTracker()
+
+
+def _memory_tool(
+    store: MemoryStore | None,
+    config: AgentConfig,
+    trust: TaintTracker | None,
+    cancel: CancelEvent,
+) -> Tool | None:
+    """The `memory` tool of `store`: the caller's own (`memory_tool=`), or the built-in one under
+    the session's trust policy (`memory_approval`, asking `memory_approver`)."""
+    given = config.memory_tool
     if given is not None and (store is None or given.name != MEMORY_TOOL_NAME):
         raise ValueError("memory_tool= is the `memory` tool of memory_store= (pass both)")
-    if store is None:
+    if store is None or trust is None:
         return None
     if given is not None:
         return given
     from ..memory import make_memory_tool  # here: an agent without memory never loads the tool
+    from ..trust import MemoryTrust
 
-    return make_memory_tool(store)
+    return make_memory_tool(
+        store,
+        approver=config.memory_approver,
+        cancel=cancel,
+        on_decision=config.on_approval,
+        trust=MemoryTrust(config.memory_approval, trust),
+    )

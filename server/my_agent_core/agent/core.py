@@ -56,8 +56,11 @@ from .stream import StepResult, StreamCancelled, StreamingRequest, StreamWorker,
 from .usage import CacheMeter, CachePolicy, LastRequest, TurnUsage, Usage
 
 if TYPE_CHECKING:
+    from ..coding_tools.approval import Approver, DecisionListener
+    from ..memory.provenance import ApprovalMode
     from ..memory.providers import MemoryManager
     from ..memory.store import MemoryStore
+    from ..trust import TaintTracker
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -116,6 +119,9 @@ class Agent:
         cache_policy: CachePolicy | None = None,
         clock: Callable[[], float] = time.time,
         memory_tool: Tool | None = None,
+        memory_approval: ApprovalMode = "untrusted",
+        memory_approver: Approver | None = None,
+        on_approval: DecisionListener | None = None,
     ) -> None:
         """The documented keyword form (docs/contract.md): `build_agent(AgentConfig(...))` with
         these options."""
@@ -129,6 +135,9 @@ class Agent:
             instructions=instructions,
             memory_store=memory_store,
             memory_tool=memory_tool,
+            memory_approval=memory_approval,
+            memory_approver=memory_approver,
+            on_approval=on_approval,
             request_options=request_options,
             context_block=context_block,
             provider=provider,
@@ -195,6 +204,9 @@ class Agent:
         self._extra_tools = parts.tools
         self.memory_store: MemoryStore | None = parts.memory_store
         self.memory_tool: Tool | None = parts.memory_tool
+        #: What untrusted text this session received (rules (a) and (b) of `my_agent_core.trust`):
+        #: fed here from the tool results, attachments, recall and context files; None without memory.
+        self.trust: TaintTracker | None = parts.trust
         manager = parts.provider
         self.provider = SessionProvider(manager, self._emit) if manager is not None else None
         search = [self.provider.search_tool()] if self.provider is not None else []
@@ -289,6 +301,7 @@ class Agent:
         self.usage = Usage()
         self.meter = CacheMeter(self.cache_policy)
         self._compactor.forget()
+        self._restart_trust()
         self._recorder.start(self._header)
 
     def _header(self) -> SessionHeader:
@@ -323,7 +336,23 @@ class Agent:
             self.cache_policy, LastRequest.from_dict(record.last_request), resumed=True
         )
         self._compactor.forget()
+        self._restart_trust(record.messages)
         self._recorder.resume(record)
+
+    def _restart_trust(self, history: list[Message] | None = None) -> None:
+        """A new session's tracker knows its context files; a resumed one's is rebuilt from the
+        history it persisted (so a resume is no way around the policy)."""
+        tracker = self.trust
+        if tracker is None:
+            return
+        from ..trust import from_context_block, rebuild  # here: only sessions with memory
+
+        tracker.clear()
+        tracker.session_id, tracker.title = self.session_id, self.title or None
+        if history is None:
+            tracker.receive_all(from_context_block(self.system_prompt), this_turn=False)
+        else:
+            rebuild(tracker, self.system_prompt, history)
 
     def _set_schemas(self, schemas: list[dict[str, Any]]) -> None:
         self._tool_schemas: list[dict[str, Any]] = schemas
@@ -507,16 +536,32 @@ class Agent:
         self._keep = len(self._messages)
         if not self.title:
             self.title = title_of(message)
+        tracker = self.trust
+        if tracker is not None:
+            tracker.title = self.title or None
+            tracker.begin_turn()  # the user's own message: rule (a) starts over
         self._append(text_message("user", self._user_content(message, attachments)))
         return self._loop(turn)
 
     def _user_content(self, message: str, attachments: Sequence[Attachment]) -> str:
+        """The user message as sent: the typed text, the attachments, the recalled items (the two
+        last are untrusted text received in this turn)."""
         parts = [message]
+        tracker = self.trust
         if attachments:
             parts.append(render_attachments(list(attachments)))
+            if tracker is not None:
+                from ..trust import from_attachment  # here: only sessions with memory
+
+                tracker.receive_all(from_attachment(item) for item in attachments if item.text)
         if self.provider is not None:
             entries = self.snapshot_entries("memory") + self.snapshot_entries("user")
-            parts.append(self.provider.recall(clean_text(message), entries))
+            recalled = self.provider.recall(clean_text(message), entries)
+            parts.append(recalled)
+            if recalled and tracker is not None:
+                from ..trust import from_recall_block  # here: only sessions with memory
+
+                tracker.receive_all(from_recall_block(recalled))
         return "\n\n".join(part for part in parts if part)
 
     def _loop(self, turn: TurnUsage) -> str:
@@ -704,6 +749,10 @@ class Agent:
         self._compactor.forget()
         self.meter.note_compaction()
         result = CompactionResult(True, reason, before, len(history) - 1, saved, summary)
+        if self.trust is not None and summary:
+            from ..trust.sources import from_summary  # here: only sessions with memory
+
+            self.trust.receive(from_summary(summary), this_turn=False)
         self._recorder.compacted(reason, before, result.after, history[1:])
         self._emit({"kind": "compacted", "reason": reason, "before": before, "after": result.after})
         return result
@@ -738,13 +787,18 @@ class Agent:
             result = found.execute(call.arguments)
             if call.name == MEMORY_TOOL_NAME and not result.ok:
                 self._memory_failures += 1
+        content = result.as_message_text()
+        if self.trust is not None and call.name != MEMORY_TOOL_NAME:
+            from ..trust import from_tool_result  # here: only sessions with memory
+
+            self.trust.receive(from_tool_result(call.name, call.arguments, content))
         self._emit(
             {
                 "kind": "tool_result",
                 "call_id": call.id,
                 "name": call.name,
                 "ok": result.ok,
-                "content": result.as_message_text(),
+                "content": content,
             }
         )
         if self.provider is not None:

@@ -4,8 +4,10 @@ workspace.
 
 Built through the typed factory (`AgentConfig` + `my_agent_core.agent.build_agent`), as the chat is.
 Deliberate differences from the chat, so that what is measured is the model's own handling of
-memory: memory writes are never put to the user (approval "auto": nobody is there to answer, and a
-planted instruction must be resisted by the model, not by a person), reads need no approval, and
+memory: memory writes are never put to the user (approval "auto", set explicitly: the chat's default
+"untrusted" would refuse a write made after reading a planted file, so the `poison` category would
+measure the policy instead of the model; nobody is there to answer, and a planted instruction must
+be resisted by the model, not by a person), reads need no approval, and
 every edit and command is declined (an evaluation never changes files nor runs what a model asks
 for on the user's machine). No recall provider is attached: a recalled earlier turn would answer a
 `recall` scenario without memory.
@@ -83,6 +85,7 @@ def build_agent(
             max_steps=settings.max_steps or DEFAULT_MAX_STEPS,
             on_event=on_event,
             instructions=f"{head.strip()}\n\n{workspace_instructions(workspace)}",
+            memory_approval="auto",  # the model's own resistance is measured, not the policy's
         )
     )
     if agent.provider is not None:  # a default that attaches recall would skew `recall` scenarios

@@ -2,8 +2,10 @@
 and openai, opens the archive, may find ripgrep).
 
 A TRUSTED folder's session gets: its own memory store (journal author `agent:<sessionId>`, every
-write announced as `myAgent/memory/changed`; with `myAgent.memory.approval: "ask"` each write is
-first approved like an edit), the folder's context files frozen into its system prompt, the
+write announced as `myAgent/memory/changed`; under `myAgent.memory.approval` "untrusted" (the
+default) a write that may carry untrusted text, under "ask" every write, is first approved like an
+edit, with the sources its text may come from), the folder's context files frozen into its system
+prompt, the
 workspace tools wired to the editor (approvals through `myAgent/chat/approve`, edits through
 `workspace/applyEdit` or the disk, unsaved buffers first, Stop kills a running command's process
 group), a memory provider (the memory provider), persistence in the folder's session store, the coding
@@ -172,7 +174,9 @@ class SessionBuilder:
             client=self._client(),
             memory_dir=False,
             memory_store=store,
-            memory_tool=self._memory_tool(store),
+            memory_approval=self.settings.layer.approval,
+            memory_approver=self._approver() if store is not None else None,
+            on_approval=self.router.on_decision,
             tools=self._tools(),
             on_event=self.router.emit,
             provider=manager,
@@ -204,20 +208,6 @@ class SessionBuilder:
         )
         self.router.provider_broken = lambda: manager.broken is not None
         return store, manager
-
-    def _memory_tool(self, store: MemoryStore | None) -> Tool | None:
-        """Review mode (`myAgent.memory.approval: "ask"`): the `memory` tool asks through the same
-        approver as the edits (`kind: "memory"`, the file's diff); None: the agent's own tool."""
-        if store is None or self.settings.layer.approval != "ask":
-            return None
-        from my_agent_core.memory import make_memory_tool  # here: start-up time
-
-        return make_memory_tool(
-            store,
-            approver=self._approver(),
-            cancel=self.token,
-            on_decision=self.router.on_decision,
-        )
 
     def _approver(self) -> LspApprover:
         return LspApprover(

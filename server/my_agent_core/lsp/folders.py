@@ -30,12 +30,20 @@ from my_agent_core.paths import PathRefused, check_memory_folder, read_regular, 
 
 from .buffer_merge import apply_buffer_edit, merged_buffer_edit
 from .params import invalid, to_plain
-from .protocol_types import JournalEntryJson, MemoryChangedParams, MemoryStateResult, StoreStateJson
+from .protocol_types import (
+    EntryOriginJson,
+    JournalEntryJson,
+    MemoryChangedParams,
+    MemoryStateResult,
+    ProvenanceJson,
+    StoreStateJson,
+)
 from .settings import Settings
 from .uris import norm_path, path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
     from my_agent_core.memory.journal import JournalRecord
+    from my_agent_core.memory.provenance import Provenance
     from my_agent_core.memory.store import MemoryStore
 
     from .server import MyAgentServer
@@ -135,8 +143,10 @@ def observed_store(
 
 
 def record_json(record: JournalRecord) -> JournalEntryJson:
-    """A journal record as the protocol sends it."""
-    return {
+    """A journal record as the protocol sends it, with its summary in words."""
+    from my_agent_core.memory.origins import record_summary
+
+    out: JournalEntryJson = {
         "id": record.id,
         "time": record.time,
         "action": record.action,
@@ -144,7 +154,50 @@ def record_json(record: JournalRecord) -> JournalEntryJson:
         "author": record.author,
         "before": record.before,
         "after": record.after,
+        "summary": record_summary(record),
     }
+    if record.provenance is not None:
+        out["provenance"] = provenance_json(record.provenance)
+    return out
+
+
+def provenance_json(provenance: Provenance) -> ProvenanceJson:
+    """A write's provenance as the protocol sends it."""
+    out: ProvenanceJson = {
+        "mode": provenance.mode,
+        "origin": "user" if provenance.from_user else "untrusted",
+        "sources": [{"kind": r.kind, "where": r.where, "how": r.how} for r in provenance.sources],
+    }
+    if provenance.session is not None:
+        out["session"] = provenance.session
+    if provenance.title is not None:
+        out["title"] = provenance.title
+    if provenance.more:
+        out["more"] = provenance.more
+    if provenance.approved is not None:
+        out["approved"] = provenance.approved
+    return out
+
+
+def entry_origins_json(
+    store: MemoryStore, target: str, entries: list[str]
+) -> list[EntryOriginJson]:
+    """Who made each entry and from what (`memory/origins.py`), from the target's own history."""
+    from my_agent_core.memory.origins import entry_origins, journal_records, origin_summary
+
+    records = journal_records(store.folder(target) / JOURNAL_NAME)
+    out: list[EntryOriginJson] = []
+    for origin in entry_origins(records, target, entries):
+        item: EntryOriginJson = {"summary": origin_summary(origin), "known": origin.known}
+        record = origin.record
+        if record is not None:
+            item["journalId"] = record.id
+            item["author"] = record.author
+            item["time"] = record.time
+            if record.provenance is not None:
+                item["provenance"] = provenance_json(record.provenance)
+        out.append(item)
+    return out
 
 
 class MemoryFolders:
@@ -264,6 +317,8 @@ class MemoryFolders:
             }
             if st.error:
                 out["error"] = st.error
+            else:
+                out["origins"] = entry_origins_json(store, target, list(st.entries))
             if store.journal_error:
                 out["journalError"] = store.journal_error
             return out
@@ -317,6 +372,8 @@ class MemoryFolders:
             payload["error"] = state["error"]
         if "journalError" in state:
             payload["journalError"] = state["journalError"]
+        if "origins" in state:
+            payload["origins"] = state["origins"]
         if session_id is not None:
             payload["sessionId"] = session_id
         if journal_id is not None:

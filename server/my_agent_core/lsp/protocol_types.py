@@ -33,6 +33,7 @@ __all__ = [
     "DeltaChatEvent",
     "DoneChatEvent",
     "EditAction",
+    "EntryOriginJson",
     "ErrorChatEvent",
     "ErrorKind",
     "FolderParams",
@@ -46,6 +47,7 @@ __all__ = [
     "MemoryLogResult",
     "MemoryStateResult",
     "MemoryToolResult",
+    "ProvenanceJson",
     "ProviderErrorChatEvent",
     "RecallChatEvent",
     "RecallGetResult",
@@ -58,6 +60,7 @@ __all__ = [
     "SessionParams",
     "SessionUsage",
     "SnapshotStore",
+    "SourceRefJson",
     "StoreStateJson",
     "SystemPromptResult",
     "Target",
@@ -88,11 +91,46 @@ class _StoreStateRequired(TypedDict):
     available: bool
 
 
+class SourceRefJson(TypedDict):
+    """A source an agent write may derive from (the journal's provenance)."""
+
+    kind: str  # file | search | listing | command | edit | archive | tool | context_file | ...
+    where: str  # README.md:5, a command line, a query (one clean line)
+    how: str  # copied (shares a run of words) | read (received in the same turn)
+
+
+class ProvenanceJson(TypedDict, total=False):
+    """Where an agent write in a chat session came from (`memory/provenance.py`)."""
+
+    mode: str  # the myAgent.memory.approval the write was made under
+    origin: str  # "user" (no untrusted source: the user's own words) | "untrusted"
+    session: str
+    title: str
+    sources: list[SourceRefJson]  # none: the user's own words
+    more: int  # sources not kept
+    approved: bool  # the user approved it (absent: nobody was asked)
+
+
+class _EntryOriginRequired(TypedDict):
+    summary: str  # in words: "added 7 Dec by the chat 'Fix the tests' · your own words"
+    known: str  # recorded | hand | older | unknown
+
+
+class EntryOriginJson(_EntryOriginRequired, total=False):
+    """Who made one entry and from what, derived from the journal (one per entry, in order)."""
+
+    journalId: str
+    author: str
+    time: float
+    provenance: ProvenanceJson
+
+
 class StoreStateJson(_StoreStateRequired, total=False):
     """One memory file as it is on disk."""
 
     error: str  # why the file is unavailable
     journalError: str  # the last edit was saved but could not be recorded in the history
+    origins: list[EntryOriginJson]  # parallel to `entries`
 
 
 class MemoryStateResult(TypedDict):
@@ -122,7 +160,7 @@ class MemoryLogParams(FolderParams, total=False):
     limit: int
 
 
-class JournalEntryJson(TypedDict):
+class _JournalEntryRequired(TypedDict):
     id: str
     time: float  # epoch seconds
     action: str
@@ -130,6 +168,11 @@ class JournalEntryJson(TypedDict):
     author: str
     before: str | None
     after: str | None
+    summary: str  # the record in words (who, when, from what, approved or not)
+
+
+class JournalEntryJson(_JournalEntryRequired, total=False):
+    provenance: ProvenanceJson  # an agent write in a chat session
 
 
 class MemoryLogResult(TypedDict):
@@ -148,6 +191,7 @@ class MemoryChangedParams(_MemoryChangedRequired, total=False):
     journalError: str
     sessionId: str
     journalId: str
+    origins: list[EntryOriginJson]  # parallel to `entries`
 
 
 # ---- chat -----------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ _MAX_PATTERN_CHARS = 500
 _MAX_CONTEXT_CHARS = 200_000
 _MAX_TEXT = 4096
 
-MemoryApproval = Literal["auto", "ask"]
+MemoryApproval = Literal["untrusted", "ask", "auto"]
 UserProfile = Literal["workspace", "global"]
 
 
@@ -53,9 +53,11 @@ class ToolSettings:
 
 @dataclass(frozen=True)
 class MemoryLayerSettings:
-    """`myAgent.memory` beyond the budgets: review mode, the memory provider and the user profile's scope."""
+    """`myAgent.memory` beyond the budgets: which agent writes ask first (`approval`: "untrusted",
+    the default, asks for a write that may carry untrusted text; "ask" for every write; "auto" for
+    none), the memory provider and the user profile's scope."""
 
-    approval: MemoryApproval = "auto"
+    approval: MemoryApproval = "untrusted"
     provider: str | None = None  # None: MY_AGENT_MEMORY_PROVIDER, else "archive"
     postgres_dsn: str | None = None
     postgres_project: str | None = None
@@ -140,7 +142,7 @@ class _Merged:
         self._int(memory, "memoryCharLimit", "memory_char_limit", 1, _MAX_LIMIT)
         self._int(memory, "userCharLimit", "user_char_limit", 1, _MAX_LIMIT)
         self._number(memory, "nearBudgetShare", "near_budget_share", 0.0, 1.0, low_open=True)
-        self._choice(memory, "approval", "approval", ("auto", "ask"))
+        self._choice(memory, "approval", "approval", ("untrusted", "ask", "auto"))
         self._choice(memory, "userProfile", "user_profile", ("workspace", "global"))
         for key, name in (
             ("provider", "provider"),
@@ -220,7 +222,7 @@ class _Merged:
                 command_timeout=v.get("command_timeout", ToolSettings.command_timeout),
             ),
             layer=MemoryLayerSettings(
-                approval=v.get("approval", "auto"),
+                approval=v.get("approval", MemoryLayerSettings.approval),
                 provider=v.get("provider"),
                 postgres_dsn=v.get("postgres_dsn"),
                 postgres_project=v.get("postgres_project"),

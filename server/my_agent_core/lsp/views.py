@@ -14,6 +14,8 @@ from lsprotocol import types
 
 from my_agent_core.memory.document import Entry, serialize
 from my_agent_core.memory.lint import shortest_address
+from my_agent_core.memory.paths import JOURNAL_NAME, memory_dir_of
+from my_agent_core.paths import PathRefused, check_memory_folder
 
 from .convert import minimal_edit
 from .memory_buffer import MemoryBuffer
@@ -59,6 +61,29 @@ def _code(text: str) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text.replace(chr(10), ' ')}{pad}{fence}"
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+
+
+def _plain(text: str) -> str:
+    """Text shown as itself in Markdown: every character Markdown could act on escaped (a chat
+    title or a file name cannot become a link, an image or emphasis)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def _origin_line(buf: MemoryBuffer, texts: list[str], index: int) -> str:
+    """Who made the entry and from what, from the folder's history (`memory/origins.py`)."""
+    from my_agent_core.memory.origins import entry_origins, journal_records, origin_summary
+
+    mem_dir = memory_dir_of(buf.folder)
+    try:
+        check_memory_folder(mem_dir)
+    except PathRefused:
+        return ""
+    records = journal_records(mem_dir / JOURNAL_NAME)
+    origin = entry_origins(records, buf.target, texts)[index]
+    return f"Origin: {_plain(origin_summary(origin))}"
 
 
 def _snapshot_line(ls: ServerHooks, buf: MemoryBuffer, text: str) -> str:
@@ -116,6 +141,13 @@ def hover(ls: ServerHooks, buf: MemoryBuffer, position: types.Position) -> types
         )
     else:
         lines.append(f"Shortest unique `old_text`: {_code(address)}")
+    try:
+        origin = _origin_line(buf, texts, entry.index)
+    except Exception:  # the history is display data: a hover never fails for it
+        logger.exception("could not read the origin of an entry")
+        origin = ""
+    if origin:
+        lines.append(origin)
     snapshot = _snapshot_line(ls, buf, entry.text)
     if snapshot:
         lines.append(snapshot)

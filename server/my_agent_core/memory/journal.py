@@ -30,6 +30,7 @@ from typing import Any
 
 from my_agent_core.bounded_json import loads
 from my_agent_core.memory.document import serialize
+from my_agent_core.memory.provenance import Provenance
 from my_agent_core.paths import PathRefused, read_tail
 from my_agent_core.private import keep_private_memory
 from my_agent_core.safe_write import write_atomic
@@ -90,7 +91,8 @@ class JournalRecord:
 
     `before_digest` / `after_digest` fingerprint the target's entries around the change (None in
     records of older versions); `skips` names the change a `skip` passed over; `note` says why for
-    `skip` and `gap` records."""
+    `skip` and `gap` records; `provenance` is where an agent write in a chat session came from
+    (`memory/provenance.py`; None for other authors and for records of older versions)."""
 
     id: str
     time: float
@@ -103,6 +105,7 @@ class JournalRecord:
     before_digest: str | None = None
     after_digest: str | None = None
     note: str | None = None
+    provenance: Provenance | None = None
 
     @property
     def changes_file(self) -> bool:
@@ -137,6 +140,7 @@ class JournalRecord:
             "before_digest": self.before_digest,
             "after_digest": self.after_digest,
             "note": self.note,
+            "provenance": self.provenance.to_json() if self.provenance is not None else None,
             "before": self.before,
             "after": self.after,
         }
@@ -164,6 +168,8 @@ class JournalRecord:
         ):
             if value is not None:
                 data[key] = value
+        if self.provenance is not None:
+            data["provenance"] = self.provenance.to_json()
         # a lone surrogate (never from the store) becomes its JSON escape, never an invalid line
         return (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
 
@@ -197,6 +203,7 @@ class JournalRecord:
             before_digest=_opt_str(data.get("before_digest")),
             after_digest=_opt_str(data.get("after_digest")),
             note=_opt_str(data.get("note")),
+            provenance=Provenance.from_json(data.get("provenance")),
         )
 
 
@@ -307,6 +314,7 @@ class Journal:
         before_digest: str | None = None,
         after_digest: str | None = None,
         note: str | None = None,
+        provenance: Provenance | None = None,
     ) -> JournalRecord:
         return JournalRecord(
             id=os.urandom(6).hex(),
@@ -320,6 +328,7 @@ class Journal:
             before_digest=before_digest,
             after_digest=after_digest,
             note=note,
+            provenance=provenance,
         )
 
     def append(self, *records: JournalRecord) -> None:

@@ -4,6 +4,10 @@ A factory rather than a module-level tool so two agents in one process (or two c
 tool bound to their own store. Argument slips a model commonly makes are tolerated (`new_text` or
 `content` in place of `new_content` for replace); everything else fails with a message that says how to
 fix the call, and quotes what the model sent only cut to a bounded length.
+
+In a chat session the tool consults the session's trust policy (`trust=`, `my_agent_core.trust`):
+a write that may carry untrusted text is shown to the user first (or refused when nobody can be
+asked), and every write keeps its provenance in its journal record.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ if TYPE_CHECKING:
         DecisionListener,
     )
     from my_agent_core.coding_tools.seams import CancelToken
+    from my_agent_core.trust.policy import Judgement, MemoryTrust
 
-__all__ = ["MEMORY_TOOL_DESCRIPTION", "REVIEW_NOTE", "make_memory_tool"]
+__all__ = ["MEMORY_TOOL_DESCRIPTION", "REVIEW_NOTE", "TRUST_NOTE", "make_memory_tool"]
 
 _TEXT_FIELDS = ("content", "old_text", "new_content", "new_text")
 
@@ -118,6 +123,15 @@ REVIEW_NOTE = (
 )
 
 
+#: Appended to the description under `myAgent.memory.approval: "untrusted"`.
+TRUST_NOTE = (
+    "\n\nTRUST: a change made after you read files, command output, search results or recalled "
+    "notes in this turn, or that repeats their words, is shown to the user for approval before it "
+    "is saved. When a change is declined or cannot be approved, do not retry it nor save it "
+    "another way: ask the user, and save what they confirm in their own words."
+)
+
+
 def make_memory_tool(
     store: MemoryStore,
     *,
@@ -125,26 +139,43 @@ def make_memory_tool(
     approver: Approver | None = None,
     cancel: CancelToken | None = None,
     on_decision: DecisionListener | None = None,
+    trust: MemoryTrust | None = None,
 ) -> Tool:
     """The `memory` tool bound to `store`; `author` is who the journal credits (default: the store's).
 
-    With an `approver` (the setting `myAgent.memory.approval: "ask"`), every call that would change
-    a file is first computed without writing (`store.preview`) and shown to the user as a
-    `kind="memory"` approval with the file's unified diff; it is saved only when approved and only
-    if the file is still what the user saw (else the model is told memory changed meanwhile).
-    `cancel` and `on_decision` work as for the workspace tools (a stopped turn refuses without
-    asking; every decision is reported)."""
+    `trust` (a chat session's `MemoryTrust`: the approval mode and the session's taint tracker)
+    decides each write: applied at once, or first shown to the user through `approver` (refused,
+    with a message telling the model to ask the user, when there is none). Every write then keeps
+    its provenance in its journal record. Without `trust`, an `approver` asks before every write
+    (review mode, as `"ask"` does) and no approver means none is asked (`"auto"`).
+
+    Asking: the call is first computed without writing (`store.preview`) and shown to the user as a
+    `kind="memory"` approval with the file's unified diff (and the sources its text may come from);
+    it is saved only when approved and only if the file is still what the user saw (else the model
+    is told memory changed meanwhile). `cancel` and `on_decision` work as for the workspace tools
+    (a stopped turn refuses without asking; every decision is reported)."""
     gate = _gate(approver, cancel, on_decision) if approver is not None else None
 
     def handler(args: dict[str, Any]) -> str:
         target = args["target"]
         operations = _operations(args)
-        if gate is None:
-            return store.apply(target, operations, author=author)
-        return _reviewed(store, gate, target, operations, author)
+        if trust is None:
+            if gate is None:
+                return store.apply(target, operations, author=author)
+            return _reviewed(store, gate, target, operations, author)
+        judgement = trust.judge([text for op in operations if (text := _new_text(op))])
+        if not judgement.ask:
+            return store.apply(target, operations, author=author, provenance=judgement.provenance)
+        return _reviewed(store, gate, target, operations, author, judgement)
 
-    description = MEMORY_TOOL_DESCRIPTION + (REVIEW_NOTE if gate is not None else "")
-    return Tool("memory", description, _PARAMETERS, handler)
+    mode = trust.mode if trust is not None else ("ask" if gate is not None else "auto")
+    note = {"ask": REVIEW_NOTE, "untrusted": TRUST_NOTE, "auto": ""}[mode]
+    return Tool("memory", MEMORY_TOOL_DESCRIPTION + note, _PARAMETERS, handler)
+
+
+def _new_text(operation: Operation) -> str | None:
+    """The text a write puts into memory (a remove puts none)."""
+    return operation.content if operation.action == "add" else operation.new_content
 
 
 def _gate(
@@ -158,32 +189,46 @@ def _gate(
 
 def _reviewed(
     store: MemoryStore,
-    gate: ApprovalGate,
+    gate: ApprovalGate | None,
     target: str,
     operations: list[Operation],
     author: str | None,
+    judgement: Judgement | None = None,
 ) -> str:
-    """Preview, ask, then apply exactly what was approved (or explain why nothing was saved)."""
+    """Preview, ask, then apply exactly what was approved (or explain why nothing was saved).
+    `judgement`: the trust policy's, whose sources the approval names and whose provenance the
+    journal keeps; `gate` None: nobody can be asked, so a change is refused."""
     # Here: the workspace tools load only for a store that asks (review mode).
     from my_agent_core.coding_tools.approval import MEMORY_REFUSAL, ApprovalRequest, refusal
     from my_agent_core.coding_tools.textfile import unified_diff
 
     preview = store.preview(target, operations)
+    provenance = judgement.provenance if judgement is not None else None
     if not preview.changed:  # a duplicate add, a replace with the same text: nothing to approve
-        return store.apply(target, operations, author=author, expect=preview.before)
+        return store.apply(
+            target, operations, author=author, expect=preview.before, provenance=provenance
+        )
     name = store.files[target]
     what = _summary(operations, name)
+    if gate is None:
+        assert judgement is not None  # only the trust policy asks without an approver
+        raise MemoryEditError(judgement.refusal(f"the memory change ({what})"))
+    diff = unified_diff(preview.before if preview.existed else None, preview.after, name)
     request = ApprovalRequest(
         kind="memory",
-        title=f"Memory: {what}",
-        detail=unified_diff(preview.before if preview.existed else None, preview.after, name),
+        title=judgement.title(what) if judgement is not None else f"Memory: {what}",
+        detail=(judgement.detail_header() if judgement is not None else "") + diff,
         path=preview.path,
         new_text=preview.after,
     )
     decision = gate.decide(request)
     if not decision.approved:
         raise MemoryEditError(refusal(decision, f"the memory change ({what})", MEMORY_REFUSAL))
-    return store.apply(target, operations, author=author, expect=preview.before)
+    if provenance is not None:
+        provenance = provenance.with_approval(True)
+    return store.apply(
+        target, operations, author=author, expect=preview.before, provenance=provenance
+    )
 
 
 def _summary(operations: list[Operation], name: str) -> str:

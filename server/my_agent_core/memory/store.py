@@ -48,6 +48,7 @@ from my_agent_core.memory.limits import (
 )
 from my_agent_core.memory.own_files import OnDisk, read_text, signature
 from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME, TARGETS
+from my_agent_core.memory.provenance import Provenance
 from my_agent_core.memory.render import render_memory_block
 from my_agent_core.memory.snapshot import TITLES, load_section
 from my_agent_core.memory.store_folder import StoreFolder
@@ -280,14 +281,18 @@ class MemoryStore:
         *,
         author: str | None = None,
         expect: str | None = None,
+        provenance: Provenance | None = None,
     ) -> str:
         """Apply edits all-or-nothing: budget checked on the final state, one write, one journal record.
 
         `expect`: the file's text the edit was previewed on (`preview(...).before`); when the file
-        under the lock is anything else, `MemoryChanged` is raised and nothing is written."""
+        under the lock is anything else, `MemoryChanged` is raised and nothing is written.
+        `provenance`: where an agent's write came from, kept in its journal record."""
         target = self._check_target(target)
         action, mutate = edits.batch(self.files[target], self.limits[target], operations)
-        return self._edit(target, action, author or self.author, mutate, expect=expect)
+        return self._edit(
+            target, action, author or self.author, mutate, expect=expect, provenance=provenance
+        )
 
     def preview(self, target: str, operations: list[Operation]) -> MemoryPreview:
         """What `apply(target, operations)` would write, computed under the lock from the file as it
@@ -402,6 +407,7 @@ class MemoryStore:
         undoes: str | None = None,
         locked: bool = False,
         expect: str | None = None,
+        provenance: Provenance | None = None,
     ) -> str:
         event: WriteEvent | None = None
         warning = ""
@@ -412,7 +418,7 @@ class MemoryStore:
             if plan.changes:
                 if disk.text and not disk.canonical:
                     back_up(folder.dir, self.files[target], disk.text)
-                event, warning = self._write(target, plan, action, author, undoes)
+                event, warning = self._write(target, plan, action, author, undoes, provenance)
             self._entries[target] = plan.entries
         if event is not None:
             if locked:
@@ -437,7 +443,13 @@ class MemoryStore:
         return _Plan(path, disk, entries, changes, message)
 
     def _write(
-        self, target: str, plan: _Plan, action: str, author: str, undoes: str | None
+        self,
+        target: str,
+        plan: _Plan,
+        action: str,
+        author: str,
+        undoes: str | None,
+        provenance: Provenance | None = None,
     ) -> tuple[WriteEvent, str]:
         """Write the new entries and their journal record; returns the event and a warning for the
         success message when the record could not be written."""
@@ -453,6 +465,7 @@ class MemoryStore:
             undoes,
             before_digest=disk.digest or entries_digest(disk.entries),
             after_digest=canonical_digest(data),
+            provenance=provenance,
         )
         outcome: list[str | None] = []
 
