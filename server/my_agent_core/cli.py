@@ -454,6 +454,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     files, missing = _lint_targets(args.paths, global_profile=profile == "global")
     workspace_rules = _WorkspaceRulesCache(enabled=not args.no_workspace)
+    team_checks = _TeamChecks()
     for path in missing:
         print(f"my-agent: {path}: no such file or folder", file=sys.stderr)
     if missing:
@@ -481,6 +482,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         doc = parse(text)
         findings = lint(doc, limit=limit, near_share=args.near_share)
         findings += workspace_rules.lint(path, doc)
+        findings += team_checks.lint(path, doc)
         findings.sort(key=lambda f: (f.start, f.end, f.severity))
         for f in findings:
             start, end = doc.pos_at(f.start), doc.pos_at(f.end)
@@ -559,6 +561,37 @@ class _WorkspaceRulesCache:
             index = WorkspaceIndex.build(folder) if folder else None
             rules = self._rules[folder] = WorkspaceRules(index)
         return rules.lint(doc)
+
+
+class _TeamChecks:
+    """What a merge left to look at: the pairs of versions a merge kept (`merge-pair`), and, on a
+    workspace's MEMORY.md, a clone whose `.gitattributes` names the merge driver that its git
+    config does not define (`driver-not-set-up`; git asked once per workspace and run)."""
+
+    def __init__(self) -> None:
+        self._status: dict[Path, str | None] = {}
+
+    def lint(self, path: Path, doc: MemoryDocument) -> list[Finding]:
+        from my_agent_core.memory.lint import DocumentLayout, driver_notice, merge_pair_findings
+        from my_agent_core.memory.location import workspace_of
+        from my_agent_core.memory.merge_pairs import read_pairs
+
+        layout = DocumentLayout(doc)
+        findings = merge_pair_findings(layout, read_pairs(path.parent, path.name))
+        folder = workspace_of(path.parent)
+        if folder is not None and path.name == FILE_NAMES["memory"]:
+            notice = self._notice(folder)
+            if notice is not None:
+                findings.append(driver_notice(layout, notice))
+        return findings
+
+    def _notice(self, folder: Path) -> str | None:
+        if folder not in self._status:
+            from my_agent_core.team.git_setup import driver_status
+
+            status = driver_status(folder)
+            self._status[folder] = status.notice() if status and status.needs_setup else None
+        return self._status[folder]
 
 
 def _lint_targets(paths: list[str], *, global_profile: bool) -> tuple[list[Path], list[Path]]:
