@@ -245,10 +245,12 @@ def resolve_span(text: str, span: ConflictSpan, *, depth: int = 0) -> SpanResolu
 
     Ours is the span with every block replaced by its ours part, theirs likewise; the base is the
     diff3 base part when git wrote one, else nothing (the text around the blocks is common to all
-    three). `replacement` is the merged entries in canonical form, ending with a line break.
+    three), and an entry each side added that is similar to one the other side added is taken
+    for one entry both changed (`merge.pair_additions`: placed together, reported).
+    `replacement` is the merged entries in canonical form, ending with a line break.
     """
     from my_agent_core.memory.document import ENTRY_DELIMITER
-    from my_agent_core.team.merge import merge_entries
+    from my_agent_core.team.merge import merge_entries, pair_additions
 
     versions: dict[str, list[str]] = {"base": [], "ours": [], "theirs": []}
     pos = span.start
@@ -267,6 +269,8 @@ def resolve_span(text: str, span: ConflictSpan, *, depth: int = 0) -> SpanResolu
         side: _entries("".join((*parts, tail)), depth + 1) for side, parts in versions.items()
     }
     merged = merge_entries(entries["base"], entries["ours"], entries["theirs"])
+    if any(block.base is None for block in span.blocks):  # no base: similar additions are edits
+        merged = pair_additions(merged, entries["base"], entries["ours"], entries["theirs"])
     replacement = ENTRY_DELIMITER.join(merged.entries) + "\n" if merged.entries else ""
     return SpanResolution(merged, replacement)
 

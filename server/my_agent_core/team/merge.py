@@ -31,6 +31,7 @@ __all__ = [
     "match_entries",
     "merge_entries",
     "merge_texts",
+    "pair_additions",
 ]
 
 #: An entry of a side pairs with a base entry it does not equal when difflib's ratio reaches this
@@ -294,6 +295,47 @@ def merge_entries(base: Iterable[str], ours: Iterable[str], theirs: Iterable[str
     return Merged(tuple(out), tuple(both_changed), tuple(kept_over_removal))
 
 
+def pair_additions(
+    merged: Merged, base: Iterable[str], ours: Iterable[str], theirs: Iterable[str]
+) -> Merged:
+    """`merged` (of these three versions) with the entries only ours added and only theirs added
+    that look like two versions of one entry (the pairing's own similarity rule and bounds)
+    and sharing a word of four or more letters placed next to each other, theirs right after
+    ours, and reported in `both_changed`.
+
+    For a git conflict block written without its base (git's default conflict style): what both
+    sides had there is unknown, so an entry both sides edited reads as two additions, and the
+    similarity of the two is the only sign that they are one entry. The entries are the same
+    either way; only their order and the report change."""
+    b_set = set(_unique(base))
+    o_list, t_list = _unique(ours), _unique(theirs)
+    o_set, t_set = set(o_list), set(t_list)
+    ours_added = [e for e in o_list if e not in b_set and e not in t_set]
+    theirs_added = [e for e in t_list if e not in b_set and e not in o_set]
+    if not ours_added or not theirs_added:
+        return merged
+    match = match_entries(ours_added, theirs_added)
+    after = {
+        ours_added[i]: theirs_added[j] for j, i in enumerate(match.side_to_base) if i is not None
+    }
+    present = set(merged.entries)
+    after = {  # similar and sharing a word: "ours new" and "theirs new" are not one entry
+        o: t for o, t in after.items() if o in present and t in present and _share_a_word(o, t)
+    }
+    if not after:
+        return merged
+    moved = set(after.values())
+    out: list[str] = []
+    for entry in merged.entries:
+        if entry in moved:
+            continue
+        out.append(entry)
+        if entry in after:
+            out.append(after[entry])
+    pairs = tuple((o, t) for o, t in after.items())
+    return Merged(tuple(out), merged.both_changed + pairs, merged.kept_over_removal)
+
+
 def merge_texts(base: str, ours: str, theirs: str) -> Merged:
     """Merge three memory-file texts (any shape a hand edit left them in: CRLF, a BOM, padded `§`)."""
     return merge_entries(*(parse(text).stored_texts for text in (base, ours, theirs)))
@@ -362,6 +404,11 @@ def _pair_leftovers(
     if base_to_side == matching.base_to_side:
         return matching
     return Matching(tuple(side_to_base), base_to_side)
+
+
+def _share_a_word(a: str, b: str) -> bool:
+    words = set(_WORD.findall(_compared(a).casefold()))
+    return not words.isdisjoint(_WORD.findall(_compared(b).casefold()))
 
 
 def _unique(entries: Iterable[str]) -> list[str]:
