@@ -335,8 +335,9 @@ def _segment_finder(
 
 
 def without_markers(text: str) -> str:
-    """`text` without its `<`, `|` and `>` marker lines (past `MAX_DEPTH`: no more resolving)."""
-    cuts = [(m.start, m.after) for m in marker_lines(text) if m.kind != "="]
+    """`text` without its marker lines, `=======` included (past `MAX_DEPTH`: no more resolving,
+    and a separator there is one far more likely than a heading's underline)."""
+    cuts = [(m.start, m.after) for m in marker_lines(text)]
     if not cuts:
         return text
     out: list[str] = []

@@ -26,6 +26,7 @@ from my_agent_core.memory.document import normalize_entry, parse, serialize
 
 __all__ = [
     "SIMILARITY_CUTOFF",
+    "UNBASED_CUTOFF",
     "Matching",
     "Merged",
     "match_entries",
@@ -37,6 +38,10 @@ __all__ = [
 #: An entry of a side pairs with a base entry it does not equal when difflib's ratio reaches this
 #: (difflib's own default for close matches): "uses pytest" -> "uses pytest -q" is an edit.
 SIMILARITY_CUTOFF = 0.6
+#: Without a base (a git conflict block in the default style) two additions are taken for one
+#: entry both sides edited only when closer than this and sharing a word: two facts added at one
+#: spot ("Staging URL is ...", "Production URL is ...": 0.74) are often alike.
+UNBASED_CUTOFF = 0.8
 # Pairing compares unmatched base entries with unmatched side entries. difflib's ratio costs about
 # W = sum over characters of (count in a) * (count in b) steps and more on repetitive text (two
 # 4,000-char entries over two letters: seconds each), and git waits for the driver without a
@@ -299,8 +304,8 @@ def pair_additions(
     merged: Merged, base: Iterable[str], ours: Iterable[str], theirs: Iterable[str]
 ) -> Merged:
     """`merged` (of these three versions) with the entries only ours added and only theirs added
-    that look like two versions of one entry (the pairing's own similarity rule and bounds)
-    and sharing a word of four or more letters placed next to each other, theirs right after
+    that look like two versions of one entry (paired by the pairing's own rule and bounds, then
+    at least `UNBASED_CUTOFF` alike and sharing a word of four or more letters) placed next to each other, theirs right after
     ours, and reported in `both_changed`.
 
     For a git conflict block written without its base (git's default conflict style): what both
@@ -320,7 +325,9 @@ def pair_additions(
     }
     present = set(merged.entries)
     after = {  # similar and sharing a word: "ours new" and "theirs new" are not one entry
-        o: t for o, t in after.items() if o in present and t in present and _share_a_word(o, t)
+        o: t
+        for o, t in after.items()
+        if o in present and t in present and _share_a_word(o, t) and _close(o, t)
     }
     if not after:
         return merged
@@ -404,6 +411,16 @@ def _pair_leftovers(
     if base_to_side == matching.base_to_side:
         return matching
     return Matching(tuple(side_to_base), base_to_side)
+
+
+def _close(a: str, b: str) -> bool:
+    """Similar enough to be taken for one entry without a base (`UNBASED_CUTOFF`), within the
+    pairing's work bound (past it: not paired)."""
+    x, y = _compared(a), _compared(b)
+    counts = Counter(x)
+    if sum(n * counts[ch] for ch, n in Counter(y).items()) > _WORK_BUDGET:
+        return False
+    return SequenceMatcher(None, x, y, autojunk=False).ratio() >= UNBASED_CUTOFF
 
 
 def _share_a_word(a: str, b: str) -> bool:
