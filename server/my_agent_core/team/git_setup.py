@@ -196,6 +196,7 @@ def driver_status(folder: Path | str, *, timeout_s: float = 10.0) -> DriverStatu
         common / "info" / "attributes",
         home / ".gitconfig",
         Path(xdg) / "git" / "config",
+        *([Path(os.environ["GIT_CONFIG_GLOBAL"])] if os.environ.get("GIT_CONFIG_GLOBAL") else []),
     )
     return DriverStatus(repository, routed, configured, tuple(dict.fromkeys(files)))
 
