@@ -37,7 +37,9 @@ if TYPE_CHECKING:
     from my_agent_core.context.rules import WorkspaceRules
     from my_agent_core.memory.document import MemoryDocument
     from my_agent_core.memory.lint import Finding
+    from my_agent_core.memory.providers import MemoryManager
     from my_agent_core.memory.store import MemoryStore
+    from my_agent_core.memory.store_types import WriteEvent, WriteListener
 
 __all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_SYSTEM", "EXIT_USAGE", "main"]
 
@@ -269,9 +271,7 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_memory(args: argparse.Namespace) -> int:
-    from my_agent_core.memory.errors import MemoryStoreError, exit_code
     from my_agent_core.memory.location import open_store, resolve_user_profile
-    from my_agent_core.paths import PathRefused
 
     try:
         profile = resolve_user_profile(args.user_profile)
@@ -279,13 +279,26 @@ def _cmd_memory(args: argparse.Namespace) -> int:
         print(f"my-agent: {exc}", file=sys.stderr)
         return EXIT_USAGE
     mem_dir = args.dir if args.dir is not None else memory_dir_of(Path.cwd())
+    archive = _ArchiveRemovals(Path(mem_dir))
     store = open_store(
         mem_dir=mem_dir,
         user_profile=profile,
         memory_char_limit=args.memory_limit,
         user_char_limit=args.user_limit,
         author="cli",
+        on_write=archive,
     )
+    archive.store = store
+    try:
+        return _run_memory(args, store)
+    finally:
+        archive.close()
+
+
+def _run_memory(args: argparse.Namespace, store: MemoryStore) -> int:
+    from my_agent_core.memory.errors import MemoryStoreError, exit_code
+    from my_agent_core.paths import PathRefused
+
     if getattr(args, "lock_timeout", None) is not None:
         store.lock_timeout = args.lock_timeout
     if store.folder_error is not None:
@@ -325,6 +338,56 @@ def _cmd_memory(args: argparse.Namespace) -> int:
         print(f"my-agent: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
+
+
+class _ArchiveRemovals:
+    """What a `my-agent memory` edit takes out of memory (a replace, a remove, an undo) goes to
+    the archive, as every front end's edits do: the provider `MY_AGENT_MEMORY_PROVIDER` names,
+    else `archive`, opened only when an edit removed something ("none": off). A provider that
+    cannot take it says so on stderr; the edit is saved either way (the journal keeps it, and the
+    provider's backlog catches it up in the next session)."""
+
+    def __init__(self, mem_dir: Path) -> None:
+        self.mem_dir = mem_dir
+        self.store: MemoryStore | None = None
+        self._manager: MemoryManager | None = None
+        self._listener: WriteListener | None = None
+        self._off = False
+
+    def __call__(self, event: WriteEvent) -> None:
+        if self._off or not any(change.before for change in event.record.changes):
+            return
+        if self._listener is None:
+            self._listener = self._open()
+        if self._listener is not None:
+            self._listener(event)
+
+    def _open(self) -> WriteListener | None:
+        from my_agent_core.memory.journal import MAX_RECORDS
+        from my_agent_core.memory.location import workspace_of
+        from my_agent_core.memory.providers import ProviderContext, build_manager
+        from my_agent_core.memory.providers.registry import provider_name
+
+        name = provider_name()
+        folder = workspace_of(self.mem_dir)
+        if name == "none" or folder is None:
+            self._off = True
+            return None
+
+        def on_error(_provider: str, message: str) -> None:
+            print(
+                f"my-agent: {message.removesuffix(' Chat goes on without recalled memory.')}",
+                file=sys.stderr,
+            )
+
+        self._manager = build_manager(ProviderContext(folder), name=name, on_error=on_error)
+        store = self.store
+        history = (lambda: store.log(limit=MAX_RECORDS)) if store is not None else None
+        return self._manager.memory_write_listener(history=history)
+
+    def close(self) -> None:
+        if self._manager is not None:
+            self._manager.shutdown()
 
 
 def _import(store: MemoryStore, file: str, target: str) -> int:

@@ -15,9 +15,6 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-from my_agent_core.memory.document import parse
-from my_agent_core.team.git_setup import ATTRIBUTE_LINE
 from tests.lsp.conftest import (
     apply_lsp_edits,
     new_id,
@@ -30,6 +27,9 @@ from tests.lsp.conftest import (
 )
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.git_repo import MEMORY, GitRepo
+
+from my_agent_core.memory.document import parse
+from my_agent_core.team.git_setup import ATTRIBUTE_LINE
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

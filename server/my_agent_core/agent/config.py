@@ -58,8 +58,9 @@ class AgentConfig:
 
     `memory_store` (with, for review mode, its `memory_tool`) wins over `memory_dir`; `resume` (a
     `SessionRecord` loaded from `sessions`) continues that session with its original system prompt,
-    tool schemas and history; `provider` adds recall and archiving; `session_meta` is persisted
-    with the session (JSON data)."""
+    tool schemas and history; `provider` adds recall and archiving (None: the archive when
+    memory is on, `"none"`: off, see default_provider.py); `session_meta` is persisted with the
+    session (JSON data)."""
 
     model: str | None = None
     client: ModelClient | None = None
@@ -72,7 +73,7 @@ class AgentConfig:
     memory_tool: Tool | None = None
     request_options: Mapping[str, Any] | None = None
     context_block: str | None = None
-    provider: MemoryManager | None = None
+    provider: MemoryManager | str | None = None  # None: the archive (default_provider.py)
     sessions: SessionStore | None = None
     session_id: str | None = None
     session_meta: Mapping[str, Any] | None = None
@@ -106,6 +107,7 @@ class AgentParts:
     ]  # the caller's tools (the memory tool and memory_search are added by the agent)
     provider: MemoryManager | None
     sessions: SessionStore | None
+    owns_provider: bool = False  # the agent made `provider` (the default): it shuts it down
 
 
 def resolve(config: AgentConfig) -> AgentParts:
@@ -129,6 +131,10 @@ def resolve(config: AgentConfig) -> AgentParts:
         raise ValueError(f"session_meta must be JSON data (it is persisted): {exc}") from None
     tools = [t if isinstance(t, Tool) else tool(t) for t in config.tools]
     store = config.memory_store if config.memory_store is not None else _store(config.memory_dir)
+    memory_tool = _memory_tool(store, config.memory_tool)
+    from .default_provider import choose_provider  # the archive unless told otherwise
+
+    provider, owns_provider = choose_provider(config.provider, store)
     return AgentParts(
         model=model,
         client=client,
@@ -143,10 +149,11 @@ def resolve(config: AgentConfig) -> AgentParts:
         cancel_token=config.cancel_token if config.cancel_token is not None else CancelEvent(),
         clock=config.clock,
         memory_store=store,
-        memory_tool=_memory_tool(store, config.memory_tool),
+        memory_tool=memory_tool,
         tools=tools,
-        provider=config.provider,
+        provider=provider,
         sessions=config.sessions,
+        owns_provider=owns_provider,
     )
 
 

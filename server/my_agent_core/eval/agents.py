@@ -83,6 +83,7 @@ def build_agent(
             max_steps=settings.max_steps or DEFAULT_MAX_STEPS,
             on_event=on_event,
             instructions=f"{head.strip()}\n\n{workspace_instructions(workspace)}",
+            provider="none",  # the archive is on by default: recall would answer `recall` cases
         )
     )
     if agent.provider is not None:  # a default that attaches recall would skew `recall` scenarios
