@@ -24,6 +24,7 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from my_agent_core.memory.lint import driver_notice, merge_pair_findings
 from my_agent_core.memory.paths import FILE_NAMES, memory_dir_of
 
 from .params import invalid, opt_str, to_params
@@ -54,7 +55,8 @@ logger = logging.getLogger(__name__)
 GIT_SETUP_COMMAND = "myAgent.gitSetup"
 #: The request that command sends: `{folder?: uri}` -> `{ok, lines}`.
 GIT_SETUP_METHOD = "myAgent/gitSetup"
-_RECHECK_S = 1.0  # the files git's answer came from are looked at no more often than this
+_RECHECK_S = 1.0
+_PAIRS_FILE = "merge-pairs.json"  # memory/merge_pairs.PAIRS_FILE (loaded only when one exists)  # the files git's answer came from are looked at no more often than this
 
 Signature = tuple[tuple[int, int, int] | None, ...]
 
@@ -64,7 +66,7 @@ class GitSetupResult(TypedDict):
     lines: list[str]
 
 
-def _signature(files: tuple[Path, ...]) -> Signature:
+def _signature(files: tuple[Path | str, ...]) -> Signature:
     found: list[tuple[int, int, int] | None] = []
     for path in files:
         try:
@@ -146,15 +148,14 @@ class TeamRules:
     def __init__(self, mem_dir: Path, file_name: str, status: FolderDriverStatus | None) -> None:
         self.mem_dir = mem_dir
         self.file_name = file_name
-        self.status = status
+        self.status = status if file_name == FILE_NAMES["memory"] else None
+        self._record = (str(mem_dir / _PAIRS_FILE),)
         self._pairs: tuple[Signature, list[MergePair]] | None = None
 
     def lint_layout(self, layout: PieceLayout) -> list[Finding]:
-        from my_agent_core.memory.lint import driver_notice, merge_pair_findings
-
         pairs = self.pairs()
         findings = merge_pair_findings(layout, pairs) if pairs else []
-        if self.status is not None and self.file_name == FILE_NAMES["memory"]:
+        if self.status is not None:
             notice = self.status.notice()
             if notice is not None:
                 findings.append(driver_notice(layout, notice))
@@ -162,11 +163,13 @@ class TeamRules:
 
     def pairs(self) -> list[MergePair]:
         """The recorded pairs of this file (read again only when the record changed)."""
-        from my_agent_core.memory.merge_pairs import PAIRS_FILE, read_pairs
-
-        signature = _signature((self.mem_dir / PAIRS_FILE,))
+        signature = _signature(self._record)
         if self._pairs is None or self._pairs[0] != signature:
-            found = read_pairs(self.mem_dir, self.file_name) if signature[0] is not None else []
+            found: list[MergePair] = []
+            if signature[0] is not None:
+                from my_agent_core.memory.merge_pairs import read_pairs
+
+                found = read_pairs(self.mem_dir, self.file_name)
             self._pairs = (signature, found)
         return self._pairs[1]
 

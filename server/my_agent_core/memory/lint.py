@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import accumulate
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import ahocorasick
 
@@ -38,10 +38,12 @@ from my_agent_core.memory.document import (
     parse,
     split_pieces,
 )
-from my_agent_core.memory.merge_pairs import MergePair
 from my_agent_core.memory.prefix_sums import PrefixSums
 from my_agent_core.memory.safety import SafetyIssue, describe_finding, scan
 from my_agent_core.memory.text import common_prefix, common_suffix
+
+if TYPE_CHECKING:
+    from my_agent_core.memory.merge_pairs import MergePair
 
 __all__ = [
     "AMBIGUOUS_ENTRY",
