@@ -697,10 +697,12 @@ class LiveLint:
         markers = [m.shifted(layout.chunk_start(p.index)) for p in pieces for m in self.markers[p]]
         found = match_blocks(markers)
         if not found:
+            self._resolutions = {}
             return []
         findings: list[Finding] = []
+        kept: dict[tuple[str, tuple[ConflictBlock, ...]], SpanResolution] = {}
         for span in spans_of(found.blocks, self._segment_of):
-            resolution = self._resolution(span)
+            resolution = self._resolution(span, kept)
             fix = Fix(
                 "Keep both sides as entries (as the merge driver does)",
                 (TextEdit(span.start, span.end, resolution.replacement),),
@@ -738,6 +740,7 @@ class LiveLint:
             findings.append(
                 Finding(CONFLICT_MARKER, Severity.ERROR, msg, stray.start, stray.end, (fix,))
             )
+        self._resolutions = kept
         return findings
 
     def _segment_of(self, offset: int) -> tuple[int, int]:
@@ -750,17 +753,21 @@ class LiveLint:
             return base, base + len(piece.text)
         return base + piece.local(entry.segment_start), base + piece.local(entry.segment_end)
 
-    def _resolution(self, span: ConflictSpan) -> SpanResolution:
-        """The span resolved (remembered by its text: typing elsewhere does not merge it again)."""
+    def _resolution(
+        self,
+        span: ConflictSpan,
+        kept: dict[tuple[str, tuple[ConflictBlock, ...]], SpanResolution],
+    ) -> SpanResolution:
+        """The span resolved, remembered by its text from the last `findings()` (typing in one
+        entry merges that span again, not every conflict of the file); `kept` collects this
+        pass's, which replace the memo after it."""
         text = self.layout.text[span.start : span.end]
         blocks = tuple(b.shifted(-span.start) for b in span.blocks)
         key = (text, blocks)
-        found = self._resolutions.get(key)
+        found = self._resolutions.get(key) or kept.get(key)
         if found is None:
-            if len(self._resolutions) >= 32:
-                self._resolutions.clear()
             found = resolve_span(text, ConflictSpan(0, len(text), blocks))
-            self._resolutions[key] = found
+        kept[key] = found
         return found
 
     def _last_entry_piece(self) -> int:
