@@ -230,8 +230,8 @@ def conflict_note(name: str, blocks: int, backup_dir: str) -> str:
         else "git conflict markers"
     )
     return (
-        f" Note: {name} held {what} (git merged it as text: this clone has no "
-        "`my-agent-memory` merge driver; `my-agent git-setup` sets it up). Both sides were kept as "
+        f" Note: {name} held {what} (git merges it as text where the `my-agent-memory` merge "
+        "driver is not set up; `my-agent git-setup` sets it up). Both sides were kept as "
         f"entries, as the merge driver keeps them, and the markers are gone; the file as it was is "
         f"in {backup_dir}/."
     )

@@ -720,7 +720,8 @@ class LiveLint:
                 last = layout.line_of(block.close.start) + 1
                 msg = (
                     f"Unresolved git conflict (lines {first}-{last}): git merged this file as "
-                    "text (this clone has no `my-agent-memory` merge driver). The agent reads "
+                    "text (it does where the `my-agent-memory` merge driver is not set up). The "
+                    "agent reads "
                     "both sides as entries and the next memory write keeps both, so no marker "
                     "reaches a prompt. Quick fix: keep both sides as entries; or run `my-agent "
                     "git-setup` and redo the merge (`git checkout -m <this file>`); or edit it "
