@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.types import Implementation, TextContent
 
@@ -333,3 +335,26 @@ def test_the_driver_reads_a_committed_conflict_as_entries(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     merged = (tmp_path / "ours").read_text(encoding="utf-8")
     assert no_marker_line(merged) and {"b", "a\nx", "a\ny"} <= set(parse(merged).entry_texts)
+
+
+# ------------------------------------------------------------------------------------ properties
+
+LINES = ["<<<<<<< HEAD", "=======", ">>>>>>> feature", "§", "alpha", "beta two", "gamma", ""]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([*LINES, "||||||| base"]), max_size=24))
+def test_no_marker_line_ever_reaches_the_entries(lines: list[str]) -> None:
+    entries = parse("\n".join(lines)).stored_texts
+    assert all(
+        not line.startswith(("<" * 7, ">" * 7, "|" * 7)) for e in entries for line in e.split("\n")
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=24))
+def test_without_a_base_no_line_of_either_side_is_lost(lines: list[str]) -> None:
+    entries = parse("\n".join(lines)).stored_texts
+    kept = {line for entry in entries for line in entry.split("\n")}
+    words = {line for line in lines if line.strip() and not line.startswith(("<", ">", "=", "§"))}
+    assert words <= kept
