@@ -70,10 +70,14 @@ def test_seed_timeline_cold_start_run_recall_reset(fake, client, tmp_path: Path)
     assert tomorrow.run("What runs the tests here?") == "This project uses vitest."
     sent = request_messages(fake)
     assert len(fake.completion_requests) == before + 1
-    assert sent == [
-        {"role": "system", "content": tomorrow.system_prompt},
-        {"role": "user", "content": "What runs the tests here?"},
-    ]
+    # The archive is on by default (issue 21): what the replace took out of memory yesterday is
+    # recalled into the user message, labelled as removed; the system prompt stays the snapshot.
+    assert sent[0] == {"role": "system", "content": tomorrow.system_prompt}
+    question, recalled = sent[1]["content"].split("\n\n<recalled_memory>", 1)
+    assert sent[1]["role"] == "user" and question == "What runs the tests here?"
+    assert "removed from MEMORY.md (replace)" in recalled
+    assert "Project runs tests with pytest" in recalled
+    tomorrow.close()
 
     # Phase 4: reset() starts a new session with a fresh snapshot that contains what was written.
     agent.reset()
@@ -81,7 +85,7 @@ def test_seed_timeline_cold_start_run_recall_reset(fake, client, tmp_path: Path)
     assert "Project runs tests with vitest" in agent.system_prompt
     assert agent.usage.requests == 0
     fake.add({"content": "ok"})
-    agent.run("hello again")
+    agent.run("hello again")  # nothing in the archive matches: no recalled block
     assert request_messages(fake) == [
         {"role": "system", "content": agent.system_prompt},
         {"role": "user", "content": "hello again"},

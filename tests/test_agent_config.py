@@ -39,7 +39,7 @@ def test_memory_dir_none_uses_the_cwd_folder_when_it_exists(
     assert "Existing fact from yesterday" in agent.system_prompt
     fake.add({"content": "ok"})
     agent.run("hi")
-    assert sent_tool_names(fake) == ["memory"]
+    assert sent_tool_names(fake) == ["memory", "memory_search"]  # the archive is on by default
 
 
 def test_memory_dir_none_without_the_folder_is_memory_off(fake, make_agent, tmp_path, monkeypatch):

@@ -195,7 +195,7 @@ def test_no_tools_flag_offers_only_memory(fake, tmp_path, monkeypatch):
     code, _ = chat(parse("--model", "m", "--base-url", fake.base_url, "--no-tools"), ["hi"])
     assert code == 0
     names = [t["function"]["name"] for t in json.loads(fake.completion_requests[0].body)["tools"]]
-    assert names == ["memory"]
+    assert names == ["memory", "memory_search"]  # the archive is on by default
 
 
 def test_ctrl_c_during_a_command_kills_its_group_and_the_chat_goes_on(

@@ -10,9 +10,12 @@ from my_agent_core.memory.document import ENTRY_DELIMITER, parse, serialize
 from my_agent_core.memory.lint import (
     AMBIGUOUS_ENTRY,
     CODES,
+    CONFLICT_MARKER,
+    DRIVER_NOT_SET_UP,
     DUPLICATE_ENTRY,
     EMPTY_ENTRY,
     MALFORMED_DELIMITER,
+    MERGE_PAIR,
     NEAR_BUDGET,
     NON_CANONICAL,
     OVER_BUDGET,
@@ -72,6 +75,9 @@ def test_every_code_is_documented() -> None:
         AMBIGUOUS_ENTRY,
         NON_CANONICAL,
         POSSIBLE_SECRET,
+        CONFLICT_MARKER,
+        MERGE_PAIR,
+        DRIVER_NOT_SET_UP,
     }
 
 

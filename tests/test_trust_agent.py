@@ -93,7 +93,8 @@ def test_a_planted_readme_line_is_refused_and_the_users_own_words_are_saved(
 def test_a_fact_read_then_confirmed_in_the_users_words_is_saved_but_a_later_copy_is_not(
     fake: Any, client: Any, tmp_path: Path
 ) -> None:
-    """Rule (a) ends with the user's next message; rule (b) still catches a copy made then."""
+    """Rule (a) ends with the user's next message; rule (b) still catches a copy made then. (No
+    recall archive: a recalled earlier turn counts in its turn, which the next test covers.)"""
     folder = workspace(tmp_path)
     approver = Recorder(Decision.deny("user"))
     agent = Agent(
@@ -102,6 +103,7 @@ def test_a_fact_read_then_confirmed_in_the_users_words_is_saved_but_a_later_copy
         memory_dir=folder / ".my_agent_core" / "memory",
         tools=tools(folder),
         memory_approver=approver,
+        provider="none",
     )
     fake.add(
         {"tool_calls": [tool_call("read_file", {"path": "README.md"})]},

@@ -9,6 +9,7 @@ import { ReadOnlyDocuments } from './common/readonlyDocs';
 import { promptForApiKey } from './common/secrets';
 import { ServerManager } from './common/server';
 import { evaluateMemory, extensionEvalDeps } from './evalCommand';
+import { runGitSetup } from './gitSetup';
 import { addMemoryServerToWorkspace } from './lm/mcpCommand';
 import { describeChange, isPlainChange, parseLog, undoNote } from './memoryChange';
 import { importIntoMemory } from './memoryImport';
@@ -275,6 +276,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
         reg('myAgent.mcp.addToWorkspace', () => addMemoryServerToWorkspace(server)),
 
         reg('myAgent.evalMemory', () => evaluateMemory(extensionEvalDeps(deps.context.secrets, server))),
+
+        reg('myAgent.gitSetup', (arg?: unknown) => runGitSetup(server, arg)),
 
         reg('myAgent.recall.search', () => deps.recall.searchInteractive()),
 

@@ -121,6 +121,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the model read, not your own words), ask (every write) or auto (none)",
     )
     parser.add_argument(
+        "--provider",
+        metavar="NAME",
+        help="memory provider for recall and the archive: archive (the default), postgres (DSN "
+        "from MY_AGENT_PG_DSN), none (off), or a plug-in's name (default: "
+        "$MY_AGENT_MEMORY_PROVIDER, else archive)",
+    )
+    parser.add_argument(
         "--max-steps", type=int, default=None, metavar="N", help="tool steps per reply at most"
     )
     sessions = parser.add_argument_group("sessions (saved in .my_agent_core/sessions)")
@@ -238,6 +245,7 @@ def _chat(
         instructions=instructions,
         sessions=store,
         resume=record,
+        provider=getattr(args, "provider", None),  # None: $MY_AGENT_MEMORY_PROVIDER, else archive
         cancel_token=cancel,
         compaction=CompactionSettings(context_window=getattr(args, "context_window", 0) or 0),
         memory_approval=getattr(args, "memory_approval", None) or "untrusted",
@@ -245,13 +253,15 @@ def _chat(
     )
     try:
         agent = build_agent(config)
-    except (AgentError, SessionError, OSError) as exc:
+    except (AgentError, SessionError, OSError, ValueError) as exc:
         print(f"my-agent: {exc}", file=err)
         return EXIT_CONFIG
 
     where = agent.memory_store.mem_dir if agent.memory_store is not None else "off"
     folder = f" · tools on {Path.cwd()}" if tools else " · tools off"
-    print(f"my-agent chat · model {model} · memory {where}{folder}", file=err)
+    active = agent.provider is not None and agent.provider.active
+    recall = f" · recall {agent.provider.manager.name}" if agent.provider and active else ""
+    print(f"my-agent chat · model {model} · memory {where}{recall}{folder}", file=err)
     if record is not None:
         print(_resumed_report(record), file=err)
     print(HELP, file=err)

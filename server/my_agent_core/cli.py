@@ -37,7 +37,9 @@ if TYPE_CHECKING:
     from my_agent_core.context.rules import WorkspaceRules
     from my_agent_core.memory.document import MemoryDocument
     from my_agent_core.memory.lint import Finding
+    from my_agent_core.memory.providers import MemoryManager
     from my_agent_core.memory.store import MemoryStore
+    from my_agent_core.memory.store_types import WriteEvent, WriteListener
 
 __all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_SYSTEM", "EXIT_USAGE", "main"]
 
@@ -269,9 +271,7 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_memory(args: argparse.Namespace) -> int:
-    from my_agent_core.memory.errors import MemoryStoreError, exit_code
     from my_agent_core.memory.location import open_store, resolve_user_profile
-    from my_agent_core.paths import PathRefused
 
     try:
         profile = resolve_user_profile(args.user_profile)
@@ -279,13 +279,26 @@ def _cmd_memory(args: argparse.Namespace) -> int:
         print(f"my-agent: {exc}", file=sys.stderr)
         return EXIT_USAGE
     mem_dir = args.dir if args.dir is not None else memory_dir_of(Path.cwd())
+    archive = _ArchiveRemovals(Path(mem_dir))
     store = open_store(
         mem_dir=mem_dir,
         user_profile=profile,
         memory_char_limit=args.memory_limit,
         user_char_limit=args.user_limit,
         author="cli",
+        on_write=archive,
     )
+    archive.store = store
+    try:
+        return _run_memory(args, store)
+    finally:
+        archive.close()
+
+
+def _run_memory(args: argparse.Namespace, store: MemoryStore) -> int:
+    from my_agent_core.memory.errors import MemoryStoreError, exit_code
+    from my_agent_core.paths import PathRefused
+
     if getattr(args, "lock_timeout", None) is not None:
         store.lock_timeout = args.lock_timeout
     if store.folder_error is not None:
@@ -325,6 +338,56 @@ def _cmd_memory(args: argparse.Namespace) -> int:
         print(f"my-agent: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_OK
+
+
+class _ArchiveRemovals:
+    """What a `my-agent memory` edit takes out of memory (a replace, a remove, an undo) goes to
+    the archive, as every front end's edits do: the provider `MY_AGENT_MEMORY_PROVIDER` names,
+    else `archive`, opened only when an edit removed something ("none": off). A provider that
+    cannot take it says so on stderr; the edit is saved either way (the journal keeps it, and the
+    provider's backlog catches it up in the next session)."""
+
+    def __init__(self, mem_dir: Path) -> None:
+        self.mem_dir = mem_dir
+        self.store: MemoryStore | None = None
+        self._manager: MemoryManager | None = None
+        self._listener: WriteListener | None = None
+        self._off = False
+
+    def __call__(self, event: WriteEvent) -> None:
+        if self._off or not any(change.before for change in event.record.changes):
+            return
+        if self._listener is None:
+            self._listener = self._open()
+        if self._listener is not None:
+            self._listener(event)
+
+    def _open(self) -> WriteListener | None:
+        from my_agent_core.memory.journal import MAX_RECORDS
+        from my_agent_core.memory.location import workspace_of
+        from my_agent_core.memory.providers import ProviderContext, build_manager
+        from my_agent_core.memory.providers.registry import provider_name
+
+        name = provider_name()
+        folder = workspace_of(self.mem_dir)
+        if name == "none" or folder is None:
+            self._off = True
+            return None
+
+        def on_error(_provider: str, message: str) -> None:
+            print(
+                f"my-agent: {message.removesuffix(' Chat goes on without recalled memory.')}",
+                file=sys.stderr,
+            )
+
+        self._manager = build_manager(ProviderContext(folder), name=name, on_error=on_error)
+        store = self.store
+        history = (lambda: store.log(limit=MAX_RECORDS)) if store is not None else None
+        return self._manager.memory_write_listener(history=history)
+
+    def close(self) -> None:
+        if self._manager is not None:
+            self._manager.shutdown()
 
 
 def _import(store: MemoryStore, file: str, target: str) -> int:
@@ -459,6 +522,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     files, missing = _lint_targets(args.paths, global_profile=profile == "global")
     workspace_rules = _WorkspaceRulesCache(enabled=not args.no_workspace)
+    team_checks = _TeamChecks()
     for path in missing:
         print(f"my-agent: {path}: no such file or folder", file=sys.stderr)
     if missing:
@@ -487,6 +551,7 @@ def _cmd_lint(args: argparse.Namespace) -> int:
         doc = parse(text)
         findings = lint(doc, limit=limit, near_share=args.near_share)
         findings += workspace_rules.lint(path, doc)
+        findings += team_checks.lint(path, doc)
         findings.sort(key=lambda f: (f.start, f.end, f.severity))
         for f in findings:
             start, end = doc.pos_at(f.start), doc.pos_at(f.end)
@@ -565,6 +630,37 @@ class _WorkspaceRulesCache:
             index = WorkspaceIndex.build(folder) if folder else None
             rules = self._rules[folder] = WorkspaceRules(index)
         return rules.lint(doc)
+
+
+class _TeamChecks:
+    """What a merge left to look at: the pairs of versions a merge kept (`merge-pair`), and, on a
+    workspace's MEMORY.md, a clone whose `.gitattributes` names the merge driver that its git
+    config does not define (`driver-not-set-up`; git asked once per workspace and run)."""
+
+    def __init__(self) -> None:
+        self._status: dict[Path, str | None] = {}
+
+    def lint(self, path: Path, doc: MemoryDocument) -> list[Finding]:
+        from my_agent_core.memory.lint import DocumentLayout, driver_notice, merge_pair_findings
+        from my_agent_core.memory.location import workspace_of
+        from my_agent_core.memory.merge_pairs import read_pairs
+
+        layout = DocumentLayout(doc)
+        findings = merge_pair_findings(layout, read_pairs(path.parent, path.name))
+        folder = workspace_of(path.parent)
+        if folder is not None and path.name == FILE_NAMES["memory"]:
+            notice = self._notice(folder)
+            if notice is not None:
+                findings.append(driver_notice(layout, notice))
+        return findings
+
+    def _notice(self, folder: Path) -> str | None:
+        if folder not in self._status:
+            from my_agent_core.team.git_setup import driver_status
+
+            status = driver_status(folder)
+            self._status[folder] = status.notice() if status and status.needs_setup else None
+        return self._status[folder]
 
 
 def _lint_targets(paths: list[str], *, global_profile: bool) -> tuple[list[Path], list[Path]]:

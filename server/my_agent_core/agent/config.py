@@ -62,7 +62,8 @@ class AgentConfig:
 
     `memory_store` wins over `memory_dir`; `resume` (a `SessionRecord` loaded from `sessions`)
     continues that session with its original system prompt, tool schemas and history; `provider`
-    adds recall and archiving; `session_meta` is persisted with the session (JSON data).
+    adds recall and archiving (None: the archive when memory is on, `"none"`: off, see
+    default_provider.py); `session_meta` is persisted with the session (JSON data).
 
     Memory writes follow `memory_approval` (`myAgent.memory.approval`: "untrusted", the default,
     asks `memory_approver` before a write that may carry untrusted text and refuses it when there
@@ -86,7 +87,7 @@ class AgentConfig:
     trust: TaintTracker | None = None
     request_options: Mapping[str, Any] | None = None
     context_block: str | None = None
-    provider: MemoryManager | None = None
+    provider: MemoryManager | str | None = None  # None: the archive (default_provider.py)
     sessions: SessionStore | None = None
     session_id: str | None = None
     session_meta: Mapping[str, Any] | None = None
@@ -123,6 +124,7 @@ class AgentParts:
     ]  # the caller's tools (the memory tool and memory_search are added by the agent)
     provider: MemoryManager | None
     sessions: SessionStore | None
+    owns_provider: bool = False  # the agent made `provider` (the default): it shuts it down
 
 
 def resolve(config: AgentConfig) -> AgentParts:
@@ -152,6 +154,9 @@ def resolve(config: AgentConfig) -> AgentParts:
     store = config.memory_store if config.memory_store is not None else _store(config.memory_dir)
     cancel_token = config.cancel_token if config.cancel_token is not None else CancelEvent()
     trust = _tracker(store, config.trust)
+    from .default_provider import choose_provider  # the archive unless told otherwise
+
+    provider, owns_provider = choose_provider(config.provider, store)
     return AgentParts(
         model=model,
         client=client,
@@ -169,8 +174,9 @@ def resolve(config: AgentConfig) -> AgentParts:
         memory_tool=_memory_tool(store, config, trust, cancel_token),
         trust=trust,
         tools=tools,
-        provider=config.provider,
+        provider=provider,
         sessions=config.sessions,
+        owns_provider=owns_provider,
     )
 
 

@@ -109,7 +109,7 @@ class Agent:
         request_options: dict[str, Any] | None = None,
         *,
         context_block: str | None = None,
-        provider: MemoryManager | None = None,
+        provider: MemoryManager | str | None = None,
         sessions: SessionStore | None = None,
         session_id: str | None = None,
         session_meta: Mapping[str, Any] | None = None,
@@ -209,6 +209,7 @@ class Agent:
         self.trust: TaintTracker | None = parts.trust
         manager = parts.provider
         self.provider = SessionProvider(manager, self._emit) if manager is not None else None
+        self._owns_provider = parts.owns_provider
         search = [self.provider.search_tool()] if self.provider is not None else []
         memory = [self.memory_tool] if self.memory_tool is not None else []
         self.tools: list[Tool] = memory + search + self._extra_tools
@@ -383,6 +384,8 @@ class Agent:
             self._end_session()
             if self.provider is not None:
                 self.provider.detach()
+                if self._owns_provider:  # the default archive the agent made for itself
+                    self.provider.manager.shutdown()
 
     def _end_session(self) -> None:
         if self.provider is not None:

@@ -14,10 +14,15 @@ that reports stale references must be precise or it is noise, so extraction is c
   (`config.py`, `Makefile`) counts only with a known extension or as a well-known file name, and
   never as a technology (`Node.js`) or a host (`docs.rs`). Absolute, home (`~/`), parent (`../`)
   and scoped package (`@types/node`) paths are not the folder's and are skipped.
-- `npm run X` / `pnpm run X` / `yarn run X` are recognised anywhere; `make X` and `just X` only in
-  code (an inline code span, a shell code block, a `$ ` prompt line), because "make sure" and
-  "just run it" are English. A command with `cd ... &&` before it or `-C` / `-f` / `--prefix` /
-  `--workspace` flags runs elsewhere, so it is not checked.
+- `npm run X` / `pnpm run X` / `yarn run X` are recognised anywhere, except where X is a word of
+  a sentence about npm itself ("npm run lists the scripts", "npm run without a name").
+- `make X` and `just X` are recognised in code (an inline code span, a shell code block, a `$ `
+  prompt line), every target there; and in prose too, where "make sure", "just like" and "make
+  it work" are English, so only when the first word after the tool is made for a task file (a
+  `-`, `_` or `:` inside it: "make publish-everything", "just lint-the-world") or the words
+  before say a command follows ("run make deploy", "go through make release", "via just
+  ship"), and the word is not a common English one. A command with `cd ... &&` before it or `-C`
+  / `-f` / `--prefix` / `--workspace` flags runs elsewhere, so it is not checked.
 
 Extraction depends only on the entry's text, so its result is cached per entry; whether a path
 exists is asked of the index at lint time.
@@ -91,6 +96,12 @@ _NPM = re.compile(
     r"\b(?P<tool>npm|pnpm|yarn)[ \t]+(?:run|run-script)[ \t]+(?P<name>[A-Za-z0-9_:.@/+-]+)"
 )
 _MAKE = re.compile(r"(?<![\w./-])(?P<tool>make|just)(?P<args>(?:[ \t]+[^\s;&|`]+)+)")
+# In prose: the tool, blanks, one word (a run from its first character: linear).
+_PROSE_TASK = re.compile(
+    r"(?<![\w./`'-])(?P<tool>make|just)[ \t]+(?P<name>[A-Za-z][A-Za-z0-9_.:/-]*)"
+)
+_TASK_SHAPED = re.compile(r"[A-Za-z0-9][-_:][A-Za-z0-9]")
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)\W{0,3}$")
 _CD_BEFORE = re.compile(r"\bcd\s+\S+\s*(?:&&|;)[^\n]*$|--prefix\b|(?:^|\s)-C\b")
 _ELSEWHERE_FLAGS = frozenset(
     {"-C", "-f", "--file", "--directory", "--makefile", "--justfile", "--working-directory", "-d"}
@@ -100,6 +111,22 @@ _NEAR = 400  # characters around a command that can say it runs elsewhere
 _PATH_MAX = 4096  # Linux's limits on a path and on one of its names
 _NAME_MAX = 255
 _TARGET = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+#: Words after which a task command follows in prose ("run make deploy", "via just ship").
+_COMMAND_SIGNALS = _words(
+    """run runs running ran rerun via through with use uses using used type typing typed call
+    calls calling execute executes executing invoke invokes invoking try"""
+)
+#: English words that follow "make" / "just" (and "npm run" in a sentence about npm) in prose.
+_PROSE_WORDS = _words(
+    """a an the it its it's this that these those them they their there here sure sense
+    certain way use room time like as so such to too and or but nor for with without from of in
+    on at by into onto up down out off over again also only even just make run runs script
+    scripts command commands is are was were be been being will would can could should may might
+    must do does did done one ones all any some each every no not now then than when where what
+    which who how why if me you we us our your his her my mine yours ours sure-fire well-known
+    well-formed up-to-date so-called built-in read-only one-off end-to-end follow-up re-run
+    executes lists prints shows needs alone itself"""
+)
 _RECIPE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
@@ -154,6 +181,7 @@ def extract(text: str) -> EntryRefs:
         elif _looks_like_a_file_path(ref.path) or _inside(code_spans, ref.start):
             candidates.append(ref)
     commands = _npm_commands(masked) + _code_commands(masked, code_spans)
+    commands += _prose_commands(masked, code_spans, {(c.start, c.end) for c in commands})
     return EntryRefs(tuple(paths), tuple(candidates), tuple(sorted(commands, key=_start)))
 
 
@@ -340,6 +368,8 @@ def _npm_commands(text: str) -> list[CommandRef]:
         name = match.group("name")
         if _runs_elsewhere(_line_before(text, match.start())) or name.startswith("-"):
             continue
+        if name.lower() in _PROSE_WORDS:
+            continue  # "npm run lists the scripts": a sentence about npm
         if _NPM_ELSEWHERE.match(text, match.end(), match.end() + _NEAR):
             continue
         found.append(CommandRef(match.start("name"), match.end("name"), "npm", name))
@@ -358,6 +388,32 @@ def _code_commands(text: str, spans: list[tuple[int, int]]) -> list[CommandRef]:
             for ref in _targets(tool, match.group("args"), offset, _words_check(tool)):
                 found[(ref.start, ref.end)] = ref
     return list(found.values())
+
+
+def _prose_commands(
+    text: str, spans: list[tuple[int, int]], seen: set[tuple[int, int]]
+) -> list[CommandRef]:
+    """`make X` / `just X` written in prose: X counts when it is made for a task file (`-`, `_` or
+    `:` inside it) or the word before the tool says a command follows, and X is no common English
+    word (see the module docstring)."""
+    found: list[CommandRef] = []
+    for match in _PROSE_TASK.finditer(text):
+        if _inside(spans, match.start()):
+            continue  # code: `_code_commands` read it, every target of it
+        name = match.group("name").rstrip(".:,/")
+        start = match.start("name")
+        if (start, start + len(name)) in seen or name.lower() in _PROSE_WORDS:
+            continue
+        tool: Literal["make", "just"] = "make" if match.group("tool") == "make" else "just"
+        if not _words_check(tool)(name):
+            continue
+        before = _line_before(text, match.start())
+        said = _WORD_BEFORE.search(before[-40:])
+        signalled = said is not None and said.group(1).lower() in _COMMAND_SIGNALS
+        if not (signalled or _TASK_SHAPED.search(name)) or _runs_elsewhere(before):
+            continue
+        found.append(CommandRef(start, start + len(name), tool, name))
+    return found
 
 
 def _line_before(text: str, at: int) -> str:

@@ -86,6 +86,7 @@ def build_agent(
             on_event=on_event,
             instructions=f"{head.strip()}\n\n{workspace_instructions(workspace)}",
             memory_approval="auto",  # the model's own resistance is measured, not the policy's
+            provider="none",  # the archive is on by default: recall would answer `recall` cases
         )
     )
     if agent.provider is not None:  # a default that attaches recall would skew `recall` scenarios

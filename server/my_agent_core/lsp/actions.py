@@ -3,9 +3,10 @@ entry to AGENTS.md".
 
 Fixes come ready-made with the findings of the buffer's current version (ruff-style), so a quick
 fix never re-lints. Fixes carry only an `edit`, never a `command`: lsprotocol parses a CodeAction
-that has a nested command as a plain Command on the client side. The promotion is the one action
-that carries a command and no edit: its edit is proposed by the server when it runs, so the entry
-leaves memory only once the editor applied it (promote.py).
+that has a nested command as a plain Command on the client side. Two actions carry a command and
+no edit: the promotion (its edit is proposed by the server when it runs, so the entry leaves
+memory only once the editor applied it, promote.py), and the button of `driver-not-set-up`, which
+runs the client's `myAgent.gitSetup` for the folder (team_rules.py).
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from my_agent_core.memory.lint import Finding, TextEdit, fix_all, select_edits
+from my_agent_core.memory.lint import DRIVER_NOT_SET_UP, Finding, TextEdit, fix_all, select_edits
 from my_agent_core.memory.safety import scan
 
 from .convert import minimal_edit
 from .memory_buffer import SOURCE, MemoryBuffer
 from .promote import PROMOTE_COMMAND, PROMOTE_KIND, team_file_name
+from .team_rules import GIT_SETUP_COMMAND
+from .uris import path_to_uri
 
 if TYPE_CHECKING:
     from .hooks import ServerHooks
@@ -104,6 +107,8 @@ def code_actions(
                         edit=workspace_edit(ls, buf, list(fix.edits)),
                     )
                 )
+            if finding.code == DRIVER_NOT_SET_UP:
+                actions.append(git_setup_action(buf, diag))
             if finding.fixes:
                 codes.add(finding.code)
         for code in sorted(codes):
@@ -119,6 +124,21 @@ def code_actions(
         if promote is not None:
             actions.append(promote)
     return actions
+
+
+def git_setup_action(buf: MemoryBuffer, diag: types.Diagnostic) -> types.CodeAction:
+    """The button of `driver-not-set-up`: the client's `myAgent.gitSetup` on this folder (the
+    repository's config changes only when the user runs it)."""
+    title = "Set up the memory merge driver in this clone (my-agent git-setup)"
+    return types.CodeAction(
+        title=title,
+        kind=QUICKFIX,
+        diagnostics=[diag],
+        is_preferred=True,
+        command=types.Command(
+            title=title, command=GIT_SETUP_COMMAND, arguments=[{"folder": path_to_uri(buf.folder)}]
+        ),
+    )
 
 
 def promote_action(buf: MemoryBuffer, rng: types.Range) -> types.CodeAction | None:

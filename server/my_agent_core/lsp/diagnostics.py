@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from .memory_buffer import SOURCE, MemoryBuffer, to_diagnostic
+from .memory_buffer import SOURCE, LayoutRules, MemoryBuffer, to_diagnostic
+from .team_rules import CombinedRules, team_checks
+from .team_rules import register as register_team
 
 if TYPE_CHECKING:
     from .hooks import ServerHooks
@@ -80,17 +82,26 @@ def republish(ls: ServerHooks, buffers: list[MemoryBuffer]) -> None:
 
 
 def register(ls: MyAgentServer) -> None:
-    """didOpen/didChange/didSave/didClose, push diagnostics and the pull provider."""
+    """didOpen/didChange/didSave/didClose, push diagnostics and the pull provider (and the team
+    checks' `myAgent/gitSetup`)."""
     ls.on_config_changed.append(lambda: refresh_all(ls))
+    register_team(ls)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MyAgentServer, params: types.DidOpenTextDocumentParams) -> None:
         buf = ls.buffers.memory(params.text_document.uri)
         if buf is not None:
+            rules: list[LayoutRules] = []
             try:  # the workspace rules of its folder (the index builds in the background)
-                buf.workspace = ls.workspace_checks.checks_for(buf.folder)
+                rules.append(ls.workspace_checks.checks_for(buf.folder))
             except Exception:
                 logger.exception("workspace rules unavailable for %s", buf.folder)
+            try:  # what a merge left, and a clone without the merge driver (git asked off-loop)
+                rules.append(team_checks(ls).rules_for(buf))
+            except Exception:
+                logger.exception("team checks unavailable for %s", buf.folder)
+            if rules:
+                buf.workspace = rules[0] if len(rules) == 1 else CombinedRules(*rules)
             publish(ls, buf)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)

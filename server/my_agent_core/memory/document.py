@@ -14,6 +14,16 @@ from dataclasses import dataclass, field
 from enum import Enum
 from itertools import accumulate
 
+from my_agent_core.memory.conflicts import (
+    MAX_DEPTH,
+    Conflicts,
+    Resolved,
+    find_conflicts,
+    has_markers,
+    resolved_text,
+    without_markers,
+)
+
 __all__ = [
     "ENTRY_DELIMITER",
     "SECTION_SIGN",
@@ -132,8 +142,36 @@ class MemoryDocument:
 
     @property
     def stored_texts(self) -> list[str]:
-        """The entries the store keeps: file order, one copy of a repeated entry."""
+        """The entries the store keeps: file order, one copy of a repeated entry. A file with git
+        conflict markers: the entries of both sides, merged as the merge driver would have (see
+        `conflicts.py`), never a marker line."""
+        return self.resolved_texts()
+
+    @property
+    def conflicts(self) -> Conflicts:
+        """The git conflict blocks and stray marker lines of the file (empty: none)."""
+        return find_conflicts(self.text)
+
+    def resolved_texts(self, depth: int = 0) -> list[str]:
+        """`stored_texts`, for a text that is itself one side of a conflict `depth` levels deep."""
+        if has_markers(self.text):
+            if depth >= MAX_DEPTH:
+                return parse(without_markers(self.text)).stored_texts
+            conflicts = self.conflicts
+            if conflicts:
+                return parse(self.resolve(conflicts, depth).text).stored_texts
         return list(dict.fromkeys(self.entry_texts))
+
+    def resolve(self, conflicts: Conflicts | None = None, depth: int = 0) -> Resolved:
+        """The file with each conflict resolved the driver's way (both sides kept as entries) and
+        every stray marker line deleted, with the entries both sides changed; the text itself when
+        it has no conflict."""
+        found = self.conflicts if conflicts is None else conflicts
+        if not found:
+            return Resolved(self.text)
+        delimiters = [(d.start, _after_line(self.text, d.end)) for d in self.delimiters]
+        body_start = 1 if self.has_bom else 0
+        return resolved_text(self.text, found, delimiters, body_start, depth=depth)
 
     @property
     def used(self) -> int:
@@ -142,6 +180,8 @@ class MemoryDocument:
 
     def is_canonical(self) -> bool:
         """True when the store would write exactly this text back (up to one final newline)."""
+        if has_markers(self.text) and self.conflicts:
+            return False
         canonical = serialize(self.entry_texts)
         return self.text in (canonical, canonical.rstrip("\n"))
 

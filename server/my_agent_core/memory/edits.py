@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from my_agent_core.memory.conflicts import has_markers, marker_lines
 from my_agent_core.memory.document import SECTION_SIGN, budget_used, normalize_entry, parse
 from my_agent_core.memory.errors import MemoryEditError
 from my_agent_core.memory.journal import Change
@@ -29,6 +30,7 @@ __all__ = [
     "apply_one",
     "batch",
     "check_content",
+    "conflict_note",
     "entry_preview",
     "issues_of",
     "locate",
@@ -205,6 +207,12 @@ def check_content(content: str, field_name: str) -> None:
             f"`{field_name}` contains a line holding only §, the entry delimiter; pass one entry "
             "per operation (several adds can go in one call with `operations`)."
         )
+    if has_markers(content) and any(m.kind != "=" for m in marker_lines(content)):
+        raise MemoryEditError(
+            f"`{field_name}` holds a line that starts like a git conflict marker (`<<<<<<<`, "
+            "`|||||||` or `>>>>>>>`); memory would read it as a merge conflict. Pass the fact "
+            "without that line."
+        )
     issues = issues_of(content)
     if issues:
         raise MemoryEditError(
@@ -212,6 +220,21 @@ def check_content(content: str, field_name: str) -> None:
             "prompts, so it must hold plain facts and preferences, not instructions, hidden "
             "characters or payloads. Rephrase it as a plain fact, or skip saving it."
         )
+
+
+def conflict_note(name: str, blocks: int, backup_dir: str) -> str:
+    """Said after a write to a file that held git conflict markers (see `conflicts.py`)."""
+    what = (
+        f"{blocks} git conflict block{'' if blocks == 1 else 's'}"
+        if blocks
+        else "git conflict markers"
+    )
+    return (
+        f" Note: {name} held {what} (git merges it as text where the `my-agent-memory` merge "
+        "driver is not set up; `my-agent git-setup` sets it up). Both sides were kept as "
+        f"entries, as the merge driver keeps them, and the markers are gone; the file as it was is "
+        f"in {backup_dir}/."
+    )
 
 
 def issues_of(text: str) -> tuple[SafetyIssue, ...]:

@@ -15,10 +15,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import accumulate
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import ahocorasick
 
+from my_agent_core.memory.conflicts import (
+    ConflictBlock,
+    ConflictSpan,
+    MarkerLine,
+    SpanResolution,
+    marker_lines,
+    match_blocks,
+    resolve_span,
+    spans_of,
+)
 from my_agent_core.memory.document import (
     ENTRY_DELIMITER,
     SECTION_SIGN,
@@ -32,12 +42,18 @@ from my_agent_core.memory.prefix_sums import PrefixSums
 from my_agent_core.memory.safety import SafetyIssue, describe_finding, scan
 from my_agent_core.memory.text import common_prefix, common_suffix
 
+if TYPE_CHECKING:
+    from my_agent_core.memory.merge_pairs import MergePair
+
 __all__ = [
     "AMBIGUOUS_ENTRY",
     "CODES",
+    "CONFLICT_MARKER",
+    "DRIVER_NOT_SET_UP",
     "DUPLICATE_ENTRY",
     "EMPTY_ENTRY",
     "MALFORMED_DELIMITER",
+    "MERGE_PAIR",
     "NEAR_BUDGET",
     "NON_CANONICAL",
     "OVER_BUDGET",
@@ -56,8 +72,10 @@ __all__ = [
     "apply_edits",
     "apply_fixes",
     "contained_in",
+    "driver_notice",
     "fix_all",
     "lint",
+    "merge_pair_findings",
     "select_edits",
     "shortest_address",
 ]
@@ -71,6 +89,9 @@ UNSAFE_CONTENT = "unsafe-content"
 AMBIGUOUS_ENTRY = "ambiguous-entry"
 NON_CANONICAL = "non-canonical"
 POSSIBLE_SECRET = "possible-secret"
+CONFLICT_MARKER = "conflict-marker"
+MERGE_PAIR = "merge-pair"
+DRIVER_NOT_SET_UP = "driver-not-set-up"
 
 #: Every code the linter emits, with a one-line description (the README and `--help` list these).
 CODES: dict[str, str] = {
@@ -83,6 +104,10 @@ CODES: dict[str, str] = {
     AMBIGUOUS_ENTRY: "an entry contained in another: only its exact full text addresses it",
     NON_CANONICAL: "the store would rewrite the file differently on its next write (hint)",
     POSSIBLE_SECRET: "looks like an API key, token or private key: it would go into every prompt",
+    CONFLICT_MARKER: "git conflict markers left by a text merge (error); quick fix: keep both sides",
+    MERGE_PAIR: "two versions of one entry a merge kept (both sides changed it); keep one (hint)",
+    DRIVER_NOT_SET_UP: "`.gitattributes` names the memory merge driver but this clone has not run "
+    "`my-agent git-setup` (warning, MEMORY.md)",
 }
 
 # Credentials with a recognisable shape (few false positives); memory is sent with every request and
@@ -285,6 +310,11 @@ class LiveLint:
         self.local: dict[Piece, _Local] = {}  # pieces with findings of their own
         self.fixable_delimiters = 0  # pieces with a fixable malformed-delimiter finding
         self.with_cr = 0  # pieces holding a `\r` (entry text then differs from the source)
+        #: pieces holding git conflict marker lines (piece-relative), and how many of them hold a
+        #: `<`, `|` or `>` one (a lone `=======` is a Markdown underline as often as not)
+        self.markers: dict[Piece, tuple[MarkerLine, ...]] = {}
+        self.conflict_pieces = 0
+        self._resolutions: dict[tuple[str, tuple[ConflictBlock, ...]], SpanResolution] = {}
         self.containment = ContainmentIndex()
         pieces = layout.chunks
         for piece in pieces:
@@ -361,6 +391,11 @@ class LiveLint:
             self.fixable_delimiters += local.fixable_delimiter
         if "\r" in piece.text:
             self.with_cr += 1
+        if any(hint in piece.text for hint in _MARKER_HINT) or "=" * 7 in piece.text:
+            found = tuple(marker_lines(piece.text))
+            if found:
+                self.markers[piece] = found
+                self.conflict_pieces += any(m.kind != "=" for m in found)
 
     def _remove(self, piece: Piece) -> str | None:
         text = piece.entry_text
@@ -377,6 +412,9 @@ class LiveLint:
         if local is not None:  # a piece without findings of its own has no fixable delimiter
             self.fixable_delimiters -= local.fixable_delimiter
         self.with_cr -= "\r" in piece.text
+        found = self.markers.pop(piece, None)
+        if found is not None:
+            self.conflict_pieces -= any(m.kind != "=" for m in found)
         return text
 
     def _budget_value(self, piece: Piece) -> int:
@@ -422,7 +460,9 @@ class LiveLint:
         findings += unsafe
         findings += secrets
         findings += self._ambiguous()
-        if not self.fixable_delimiters and not empties:
+        conflicts = self._conflicts() if self.conflict_pieces else []
+        findings += conflicts
+        if not self.fixable_delimiters and not empties and not conflicts:
             findings += self._non_canonical()
         findings.sort(key=lambda f: (f.start, f.end, f.severity))
         return findings
@@ -647,6 +687,90 @@ class LiveLint:
         fix = Fix("Rewrite the file in canonical form", tuple(edits), fix_all=False)
         return [Finding(NON_CANONICAL, Severity.HINT, msg, start, max(stop, start), (fix,))]
 
+    def _conflicts(self) -> list[Finding]:
+        """`conflict-marker` errors: each conflict block (the fix keeps both sides as entries, the
+        one resolution of `conflicts.py`, so the store and the driver agree), and each marker line
+        left outside a block (the fix deletes it). No fix is in fix-all: a person resolving the
+        conflict by hand must not see it resolved on save."""
+        layout = self.layout
+        pieces = sorted(self.markers, key=_index_of)
+        markers = [m.shifted(layout.chunk_start(p.index)) for p in pieces for m in self.markers[p]]
+        found = match_blocks(markers)
+        if not found:
+            self._resolutions = {}
+            return []
+        findings: list[Finding] = []
+        kept: dict[tuple[str, tuple[ConflictBlock, ...]], SpanResolution] = {}
+        for span in spans_of(found.blocks, self._segment_of):
+            resolution = self._resolution(span, kept)
+            fix = Fix(
+                "Keep both sides as entries (as the merge driver does)",
+                (TextEdit(span.start, span.end, resolution.replacement),),
+                fix_all=False,
+            )
+            pairs = len(resolution.merged.both_changed)
+            both = (
+                f" {pairs} entr{'y was' if pairs == 1 else 'ies were'} changed on both sides: the "
+                "fix keeps both versions next to each other."
+                if pairs
+                else ""
+            )
+            for block in span.blocks:
+                first = layout.line_of(block.start) + 1
+                last = layout.line_of(block.close.start) + 1
+                msg = (
+                    f"Unresolved git conflict (lines {first}-{last}): git merged this file as "
+                    "text (it does where the `my-agent-memory` merge driver is not set up). The "
+                    "agent reads "
+                    "both sides as entries and the next memory write keeps both, so no marker "
+                    "reaches a prompt. Quick fix: keep both sides as entries; or run `my-agent "
+                    "git-setup` and redo the merge (`git checkout -m <this file>`); or edit it "
+                    f"by hand.{both}"
+                )
+                findings.append(
+                    Finding(
+                        CONFLICT_MARKER, Severity.ERROR, msg, block.start, block.close.end, (fix,)
+                    )
+                )
+        for stray in found.strays:
+            msg = (
+                "A git conflict marker line left from a merge (its block is incomplete); it holds "
+                "no memory. Delete it."
+            )
+            fix = Fix("Delete the marker line", (TextEdit(stray.start, stray.after, ""),), False)
+            findings.append(
+                Finding(CONFLICT_MARKER, Severity.ERROR, msg, stray.start, stray.end, (fix,))
+            )
+        self._resolutions = kept
+        return findings
+
+    def _segment_of(self, offset: int) -> tuple[int, int]:
+        """Absolute (start, end) of the entry segment holding `offset` (a marker line's)."""
+        k = self.layout.chunk_at(offset)
+        piece = self.layout.chunks[k]
+        base = self.layout.chunk_start(k)
+        entry = piece.entry
+        if entry is None:  # cannot happen: a marker line is text of a segment
+            return base, base + len(piece.text)
+        return base + piece.local(entry.segment_start), base + piece.local(entry.segment_end)
+
+    def _resolution(
+        self,
+        span: ConflictSpan,
+        kept: dict[tuple[str, tuple[ConflictBlock, ...]], SpanResolution],
+    ) -> SpanResolution:
+        """The span resolved, remembered by its text from the last `findings()` (typing in one
+        entry merges that span again, not every conflict of the file); `kept` collects this
+        pass's, which replace the memo after it."""
+        text = self.layout.text[span.start : span.end]
+        blocks = tuple(b.shifted(-span.start) for b in span.blocks)
+        key = (text, blocks)
+        found = self._resolutions.get(key) or kept.get(key)
+        if found is None:
+            found = resolve_span(text, ConflictSpan(0, len(text), blocks))
+        kept[key] = found
+        return found
+
     def _last_entry_piece(self) -> int:
         """Index of the last piece that holds an entry (there is one)."""
         filled = len(self.layout.chunks) - self.blanks.total()
@@ -662,6 +786,76 @@ class LiveLint:
 
 def _index_of(piece: Piece) -> int:
     return piece.index
+
+
+_MARKER_HINT = "<" * 7, ">" * 7, "|" * 7
+
+
+def driver_notice(layout: PieceLayout, message: str) -> Finding:
+    """`driver-not-set-up` on the first line of MEMORY.md (`team/git_setup.DriverStatus.notice`);
+    its fix is a command, not an edit: the editor offers a button that runs `my-agent git-setup`."""
+    end = layout.line_end(0) if layout.line_count else 0
+    return Finding(DRIVER_NOT_SET_UP, Severity.WARNING, message, 0, end)
+
+
+def merge_pair_findings(layout: PieceLayout, pairs: Iterable[MergePair]) -> list[Finding]:
+    """`merge-pair` hints: for each recorded pair of versions a merge kept (`merge_pairs.py`) whose
+    two texts are both entries of the file, a hint on each with the fix "Keep this one" (which
+    removes the other version and one delimiter next to it). Costs two searches of the text per
+    pair, not the file's entries."""
+    findings: list[Finding] = []
+    for pair in pairs:
+        first, second = _entry_piece(layout, pair.first), _entry_piece(layout, pair.second)
+        if first is None or second is None or first is second:
+            continue
+        for this, other in ((first, second), (second, first)):
+            start, end = _piece_span(layout, this)
+            o_start, o_end = _piece_span(layout, other)
+            line = layout.line_of(o_start) + 1
+            msg = (
+                f"Changed on both sides of a merge: this entry and the one at line {line} are two "
+                "versions of one entry, and the merge kept both. Keep one (or merge them by hand "
+                "into one)."
+            )
+            fix = Fix("Keep this one", (_removal_edit(layout, other),), fix_all=False)
+            related = (Related(o_start, o_end, "the other version"),)
+            findings.append(Finding(MERGE_PAIR, Severity.HINT, msg, start, end, (fix,), related))
+    return findings
+
+
+def _entry_piece(layout: PieceLayout, text: str) -> Piece | None:
+    """The first piece whose entry is `text` (a search of the text, then the piece it lands in)."""
+    hay = layout.text
+    pos = hay.find(text)
+    while pos != -1:
+        k = layout.chunk_at(pos)
+        piece = layout.chunks[k]
+        if piece.entry is not None and piece.entry.text == text:
+            start, _end = _piece_span(layout, piece)
+            if start == pos:
+                return piece
+        pos = hay.find(text, pos + 1)
+    return None
+
+
+def _piece_span(layout: PieceLayout, piece: Piece) -> tuple[int, int]:
+    entry = piece.entry
+    assert entry is not None
+    base = layout.chunk_start(piece.index)
+    return base + piece.local(entry.start), base + piece.local(entry.end)
+
+
+def _removal_edit(layout: PieceLayout, piece: Piece) -> TextEdit:
+    """Delete an entry and one delimiter next to it (the one after it, or before the last one)."""
+    pieces = layout.chunks
+    start, end = _piece_span(layout, piece)
+    for k in range(piece.index + 1, len(pieces)):
+        if pieces[k].entry is not None:
+            return TextEdit(start, _piece_span(layout, pieces[k])[0], "")
+    for k in range(piece.index - 1, -1, -1):
+        if pieces[k].entry is not None:
+            return TextEdit(_piece_span(layout, pieces[k])[1], end, "")
+    return TextEdit(start, end, "")
 
 
 def _canonical_chunk(piece: Piece, last_entry: int) -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from my_agent_core.memory import edits
 from my_agent_core.memory.backups import BACKUP_DIR, MAX_BACKUPS, back_up
+from my_agent_core.memory.conflicts import has_markers
 from my_agent_core.memory.document import budget_used, parse, serialize
 from my_agent_core.memory.errors import (
     MemoryChanged,
@@ -46,6 +47,7 @@ from my_agent_core.memory.limits import (
     MEMORY_CHAR_LIMIT,
     USER_CHAR_LIMIT,
 )
+from my_agent_core.memory.merge_pairs import record_pairs
 from my_agent_core.memory.own_files import OnDisk, read_text, signature
 from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME, TARGETS
 from my_agent_core.memory.provenance import Provenance
@@ -418,7 +420,11 @@ class MemoryStore:
             if plan.changes:
                 if disk.text and not disk.canonical:
                     back_up(folder.dir, self.files[target], disk.text)
-                event, warning = self._write(target, plan, action, author, undoes, provenance)
+                    warning = self._resolved_note(target, disk.text, plan.entries)
+                event, journal_warning = self._write(
+                    target, plan, action, author, undoes, provenance
+                )
+                warning += journal_warning
             self._entries[target] = plan.entries
         if event is not None:
             if locked:
@@ -426,6 +432,27 @@ class MemoryStore:
             else:
                 self._notify(event)
         return plan.message + warning
+
+    def _resolved_note(self, target: str, text: str, entries: list[str]) -> str:
+        """What the success message adds when the file held git conflict markers: its entries were
+        read the merge driver's way (both sides kept, no marker; `document.py`), so this write
+        removes the markers; the pairs both sides changed are recorded for the linter."""
+        if not has_markers(text):
+            return ""
+        doc = parse(text)
+        conflicts = doc.conflicts
+        if not conflicts:
+            return ""
+        name = self.files[target]
+        pairs = doc.resolve(conflicts).both_changed
+        record_pairs(self._folders[target].dir, name, pairs, entries)
+        both = (
+            f" {len(pairs)} entr{'y was' if len(pairs) == 1 else 'ies were'} changed on both sides: "
+            "both versions stand next to each other; keep one."
+            if pairs
+            else ""
+        )
+        return edits.conflict_note(name, len(conflicts.blocks), BACKUP_DIR) + both
 
     def _plan(self, target: str, mutate: edits.Mutation, expect: str | None) -> _Plan:
         """An edit worked out on the file as it is now (the caller holds the lock): refused here,

@@ -17,7 +17,7 @@ from typing import TextIO
 
 from my_agent_core.memory.document import budget_used
 from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
-from my_agent_core.memory.paths import FILE_NAMES
+from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR
 from my_agent_core.paths import PathRefused, read_regular
 from my_agent_core.safe_write import write_atomic
 from my_agent_core.team.merge import Merged, merge_texts
@@ -61,6 +61,8 @@ def run_driver(
     except DriverError as exc:
         print(f"my-agent merge-driver: {_clean(shown)}: {exc}", file=out)
         return EXIT_NOT_MERGED
+    if label is not None:
+        _record_pairs(label, merged)
     for line in _notes(merged, Path(shown).name):
         print(f"my-agent merge-driver: {_clean(shown)}: {line}", file=out)
     return EXIT_MERGED
@@ -107,12 +109,25 @@ def _write(path: str, text: str) -> None:
         ) from None
 
 
+def _record_pairs(label: str, merged: Merged) -> None:
+    """Remember the entries both sides changed for the linter (`merge_pairs.py`), in the memory
+    folder of the merged path: git runs the driver at the top of the work tree and `%P` is the
+    path there. Only for a file of a workspace's `.my_agent_core/memory`; never fails the merge."""
+    path = Path(label)
+    if path.is_absolute() or (path.parent.parent.name, path.parent.name) != MEMORY_SUBDIR:
+        return
+    from my_agent_core.memory.merge_pairs import record_pairs
+
+    record_pairs(Path.cwd() / path.parent, path.name, merged.both_changed, merged.entries)
+
+
 def _notes(merged: Merged, file_name: str) -> list[str]:
     """What a person should look at after the merge (the text is merged either way)."""
     notes: list[str] = []
     for o, t in merged.both_changed:
         notes.append(
-            "an entry was changed on both sides; both versions are kept, merge them by hand:\n"
+            "an entry was changed on both sides; both versions are kept next to each other "
+            "(`my-agent lint` points at them): keep one or merge them by hand:\n"
             f"    ours:   {_preview(o)}\n    theirs: {_preview(t)}"
         )
     for kept in merged.kept_over_removal:

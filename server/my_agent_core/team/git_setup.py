@@ -31,9 +31,11 @@ __all__ = [
     "DRIVER_NAME",
     "MEMORY_PATH",
     "PRIVATE_PATTERNS",
+    "DriverStatus",
     "GitSetupError",
     "SetupReport",
     "driver_command",
+    "driver_status",
     "git_setup",
 ]
 
@@ -124,6 +126,81 @@ def git_setup(
     return report
 
 
+# ---------------------------------------------------------------------------------- the check
+
+
+@dataclass(frozen=True, slots=True)
+class DriverStatus:
+    """Whether the clone holding a folder merges MEMORY.md with the driver.
+
+    `routed`: git resolves the `merge` attribute of MEMORY.md to `my-agent-memory` (a committed
+    `.gitattributes` says so); `configured`: git's config (this clone's, or the user's global one)
+    defines `merge.my-agent-memory.driver`. Routed but not configured is the clone that git merges
+    as text, leaving conflict markers: `needs_setup`. `files` are the files the answer was read
+    from (the attributes file, the config files), so a caller can ask again when one changes.
+    """
+
+    repository: Path
+    routed: bool
+    configured: bool
+    files: tuple[Path, ...] = ()
+
+    @property
+    def needs_setup(self) -> bool:
+        return self.routed and not self.configured
+
+    def notice(self) -> str:
+        """What lint and the editor say about a clone that needs the setup."""
+        return (
+            f".gitattributes sends {MEMORY_PATH} to the `{DRIVER_NAME}` merge driver, but this "
+            "clone has not set it up (its git config has no merge.my-agent-memory.driver), so git "
+            "merges MEMORY.md as text and can leave conflict markers in it. Run `my-agent "
+            "git-setup` once in this clone (it only adds the driver to .git/config; nothing is "
+            "shared)."
+        )
+
+
+def driver_status(folder: Path | str, *, timeout_s: float = 10.0) -> DriverStatus | None:
+    """Ask git whether the folder's MEMORY.md is routed to the driver and the driver is defined;
+    None when the folder is not in a git work tree (or git is missing or refuses it). Reads only:
+    `rev-parse`, `check-attr` and `config --get`, none of which runs a hook or changes anything."""
+    root = Path(folder).absolute()
+    if not root.is_dir():
+        return None
+    try:
+        top = _git(root, "rev-parse", "--show-toplevel", "--git-common-dir", timeout_s=timeout_s)
+        lines = top.splitlines()
+        repository = Path(lines[0])
+        common = Path(lines[1]) if len(lines) > 1 else repository / ".git"
+        if not common.is_absolute():
+            common = root / common
+        routed = _merge_attribute(root, timeout_s=timeout_s) == DRIVER_NAME
+        configured = bool(
+            _git(
+                root,
+                "config",
+                "--get",
+                f"merge.{DRIVER_NAME}.driver",
+                ok_codes=(0, 1),
+                timeout_s=timeout_s,
+            ).strip()
+        )
+    except (GitSetupError, IndexError):
+        return None
+    home = Path.home()
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+    files = (
+        root / ".gitattributes",
+        repository / ".gitattributes",
+        common / "config",
+        common / "info" / "attributes",
+        home / ".gitconfig",
+        Path(xdg) / "git" / "config",
+        *([Path(os.environ["GIT_CONFIG_GLOBAL"])] if os.environ.get("GIT_CONFIG_GLOBAL") else []),
+    )
+    return DriverStatus(repository, routed, configured, tuple(dict.fromkeys(files)))
+
+
 # ---------------------------------------------------------------------------------- .gitattributes
 
 
@@ -159,9 +236,9 @@ def _set_attribute(root: Path, report: SetupReport) -> None:
         )
 
 
-def _merge_attribute(root: Path) -> str:
+def _merge_attribute(root: Path, *, timeout_s: float = _GIT_TIMEOUT_S) -> str:
     """What git says the `merge` attribute of MEMORY.md is (`unspecified`, `set`, a driver name)."""
-    out = _git(root, "check-attr", "-z", "merge", "--", MEMORY_PATH)
+    out = _git(root, "check-attr", "-z", "merge", "--", MEMORY_PATH, timeout_s=timeout_s)
     parts = out.split("\0")
     return parts[2] if len(parts) > 2 else "unspecified"
 
@@ -263,8 +340,14 @@ def _untrack_private(root: Path, untrack: bool, report: SetupReport) -> None:
 # ---------------------------------------------------------------------------------- running git
 
 
-def _git(cwd: Path, *args: str, ok_codes: tuple[int, ...] = (0,), literal: bool = False) -> str:
-    env = {**os.environ, "LC_ALL": "C"}
+def _git(
+    cwd: Path,
+    *args: str,
+    ok_codes: tuple[int, ...] = (0,),
+    literal: bool = False,
+    timeout_s: float = _GIT_TIMEOUT_S,
+) -> str:
+    env = {**os.environ, "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
     if literal:
         env["GIT_LITERAL_PATHSPECS"] = "1"
     try:
@@ -276,13 +359,14 @@ def _git(cwd: Path, *args: str, ok_codes: tuple[int, ...] = (0,), literal: bool 
             encoding="utf-8",
             errors="replace",
             env=env,
-            timeout=_GIT_TIMEOUT_S,
+            timeout=timeout_s,
             check=False,
+            stdin=subprocess.DEVNULL,
         )
     except FileNotFoundError:
         raise GitSetupError("git is not installed (or not on PATH).") from None
     except subprocess.TimeoutExpired:
-        raise GitSetupError(f"`git {args[0]}` did not finish in {_GIT_TIMEOUT_S} s.") from None
+        raise GitSetupError(f"`git {args[0]}` did not finish in {timeout_s:g} s.") from None
     if done.returncode not in ok_codes:
         detail = done.stderr.strip() or f"exit {done.returncode}"
         if args[0] == "rev-parse":

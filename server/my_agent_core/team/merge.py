@@ -13,6 +13,7 @@ an edited entry stands: a small edit keeps its place instead of moving to the en
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -25,16 +26,22 @@ from my_agent_core.memory.document import normalize_entry, parse, serialize
 
 __all__ = [
     "SIMILARITY_CUTOFF",
+    "UNBASED_CUTOFF",
     "Matching",
     "Merged",
     "match_entries",
     "merge_entries",
     "merge_texts",
+    "pair_additions",
 ]
 
 #: An entry of a side pairs with a base entry it does not equal when difflib's ratio reaches this
 #: (difflib's own default for close matches): "uses pytest" -> "uses pytest -q" is an edit.
 SIMILARITY_CUTOFF = 0.6
+#: Without a base (a git conflict block in the default style) two additions are taken for one
+#: entry both sides edited only when closer than this and sharing a word: two facts added at one
+#: spot ("Staging URL is ...", "Production URL is ...": 0.74) are often alike.
+UNBASED_CUTOFF = 0.8
 # Pairing compares unmatched base entries with unmatched side entries. difflib's ratio costs about
 # W = sum over characters of (count in a) * (count in b) steps and more on repetitive text (two
 # 4,000-char entries over two letters: seconds each), and git waits for the driver without a
@@ -49,6 +56,13 @@ _WINDOW = 300  # a longer entry is compared by its first and last `_WINDOW` char
 _MAX_RATIOS = 64  # per side
 _WORK_BUDGET = 150_000  # per side
 _MAX_LOOKS = 2048  # candidate pairs put through the cheap filters, per side
+# The second chance (`_pair_leftovers`): a base entry one side changed and the other has no match
+# for is paired with that other side's new entry that stands where it stood and shares a word
+# with it, so an entry edited on both sides is reported and placed as one (both versions next to
+# each other), not as "changed on one side, removed on the other" plus a stray addition.
+_LEFTOVER_NEAREST = 8  # new entries of a gap looked at per base entry
+_LEFTOVER_LOOKS = 2048  # per side
+_WORD = re.compile(r"\w{4,}")
 
 
 class Side(str, Enum):
@@ -180,10 +194,12 @@ def merge_entries(base: Iterable[str], ours: Iterable[str], theirs: Iterable[str
     entries, theirs' order is followed instead, so `merge(b, b, t) == t` and `merge(b, x, x) == x`.
     """
     b_list, o_list, t_list = _unique(base), _unique(ours), _unique(theirs)
-    sides = {
-        Side.OURS: (o_list, match_entries(b_list, o_list)),
-        Side.THEIRS: (t_list, match_entries(b_list, t_list)),
-    }
+    o_match, t_match = match_entries(b_list, o_list), match_entries(b_list, t_list)
+    o_match, t_match = (
+        _pair_leftovers(b_list, o_list, o_match, t_list, t_match),
+        _pair_leftovers(b_list, t_list, t_match, o_list, o_match),
+    )
+    sides = {Side.OURS: (o_list, o_match), Side.THEIRS: (t_list, t_match)}
     only_theirs_reordered = (
         sides[Side.OURS][1].keeps_order() and not sides[Side.THEIRS][1].keeps_order()
     )
@@ -284,9 +300,132 @@ def merge_entries(base: Iterable[str], ours: Iterable[str], theirs: Iterable[str
     return Merged(tuple(out), tuple(both_changed), tuple(kept_over_removal))
 
 
+def pair_additions(
+    merged: Merged, base: Iterable[str], ours: Iterable[str], theirs: Iterable[str]
+) -> Merged:
+    """`merged` (of these three versions) with the entries only ours added and only theirs added
+    that look like two versions of one entry (paired by the pairing's own rule and bounds, then
+    at least `UNBASED_CUTOFF` alike and sharing a word of four or more letters) placed next to each other, theirs right after
+    ours, and reported in `both_changed`.
+
+    For a git conflict block written without its base (git's default conflict style): what both
+    sides had there is unknown, so an entry both sides edited reads as two additions, and the
+    similarity of the two is the only sign that they are one entry. The entries are the same
+    either way; only their order and the report change."""
+    b_set = set(_unique(base))
+    o_list, t_list = _unique(ours), _unique(theirs)
+    o_set, t_set = set(o_list), set(t_list)
+    ours_added = [e for e in o_list if e not in b_set and e not in t_set]
+    theirs_added = [e for e in t_list if e not in b_set and e not in o_set]
+    if not ours_added or not theirs_added:
+        return merged
+    match = match_entries(ours_added, theirs_added)
+    after = {
+        ours_added[i]: theirs_added[j] for j, i in enumerate(match.side_to_base) if i is not None
+    }
+    present = set(merged.entries)
+    after = {  # similar and sharing a word: "ours new" and "theirs new" are not one entry
+        o: t
+        for o, t in after.items()
+        if o in present and t in present and _share_a_word(o, t) and _close(o, t)
+    }
+    if not after:
+        return merged
+    moved = set(after.values())
+    out: list[str] = []
+    for entry in merged.entries:
+        if entry in moved:
+            continue
+        out.append(entry)
+        if entry in after:
+            out.append(after[entry])
+    pairs = tuple((o, t) for o, t in after.items())
+    return Merged(tuple(out), merged.both_changed + pairs, merged.kept_over_removal)
+
+
 def merge_texts(base: str, ours: str, theirs: str) -> Merged:
     """Merge three memory-file texts (any shape a hand edit left them in: CRLF, a BOM, padded `§`)."""
     return merge_entries(*(parse(text).stored_texts for text in (base, ours, theirs)))
+
+
+def _pair_leftovers(
+    base: Sequence[str],
+    side: Sequence[str],
+    matching: Matching,
+    other: Sequence[str],
+    other_matching: Matching,
+) -> Matching:
+    """`matching` with a second chance for the base entries it left unpaired that the other side
+    did not keep as they were (it changed them, or has no match either): each is paired with a
+    new entry of this side that stands in its place (between the side's versions of the base
+    entries around it) and shares a word of four or more letters with it or with the other side's
+    version. Deterministic and bounded (`_LEFTOVER_NEAREST` candidates per entry, `_LEFTOVER_LOOKS`
+    per side); the pairs keep the base's order, so a side that kept its order still does."""
+    side_to_base = list(matching.side_to_base)
+    base_to_side = dict(matching.base_to_side)
+    matched = sorted(base_to_side)  # base entries this side has, in base order
+    words: dict[str, frozenset[str]] = {}
+
+    def words_of(text: str) -> frozenset[str]:
+        found = words.get(text)
+        if found is None:
+            found = words[text] = frozenset(_WORD.findall(_compared(text).casefold()))
+        return found
+
+    looks = _LEFTOVER_LOOKS
+    floor = -1  # the side position of the last pair made (pairs keep the base's order)
+    for b in range(len(base)):
+        if looks <= 0:
+            break
+        if b in base_to_side:
+            continue
+        o = other_matching.base_to_side.get(b)
+        if o is not None and other[o] == base[b]:
+            continue  # the other side kept it as it was: this side removed or rewrote it
+        at = bisect_left(matched, b)
+        low = base_to_side[matched[at - 1]] if at > 0 else -1
+        high = base_to_side[matched[at]] if at < len(matched) else len(side)
+        low = max(low, floor)
+        if high <= low:
+            continue  # this side reordered around it: no place to look in
+        wanted = words_of(base[b]) | (words_of(other[o]) if o is not None else frozenset())
+        if not wanted:
+            continue
+        best: tuple[int, int] | None = None  # (shared words, -position)
+        seen = 0
+        for j in range(low + 1, high):
+            if seen >= _LEFTOVER_NEAREST or looks <= 0:
+                break
+            if side_to_base[j] is not None:
+                continue
+            seen += 1
+            looks -= 1
+            shared = len(wanted & words_of(side[j]))
+            if shared and (best is None or shared > best[0]):
+                best = (shared, j)
+        if best is not None:
+            j = best[1]
+            side_to_base[j] = b
+            base_to_side[b] = j
+            floor = j
+    if base_to_side == matching.base_to_side:
+        return matching
+    return Matching(tuple(side_to_base), base_to_side)
+
+
+def _close(a: str, b: str) -> bool:
+    """Similar enough to be taken for one entry without a base (`UNBASED_CUTOFF`), within the
+    pairing's work bound (past it: not paired)."""
+    x, y = _compared(a), _compared(b)
+    counts = Counter(x)
+    if sum(n * counts[ch] for ch, n in Counter(y).items()) > _WORK_BUDGET:
+        return False
+    return SequenceMatcher(None, x, y, autojunk=False).ratio() >= UNBASED_CUTOFF
+
+
+def _share_a_word(a: str, b: str) -> bool:
+    words = set(_WORD.findall(_compared(a).casefold()))
+    return not words.isdisjoint(_WORD.findall(_compared(b).casefold()))
 
 
 def _unique(entries: Iterable[str]) -> list[str]:
