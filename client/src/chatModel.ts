@@ -5,6 +5,7 @@
 import type {
     ApprovalKind,
     ApprovalReason,
+    ApproveSource,
     CacheDrop,
     ChatEvent,
     CompactReason,
@@ -58,6 +59,8 @@ export interface ApprovalPart {
     cwd?: string;
     /** An "Open Diff" button is offered (the request carried the file and its proposed text). */
     canDiff: boolean;
+    /** A memory write's sources, as the server listed them (validated); absent: only `detail` names them. */
+    sources?: ApproveSource[];
     status: ApprovalStatus;
     reason?: ApprovalReason;
     /** The server asked nothing: it reported a decision (e.g. pre-approved by a setting). */

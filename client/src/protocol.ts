@@ -327,11 +327,47 @@ export type ChatEvent =
     | (EventBase & { kind: 'session_error'; message: string })
     | (EventBase & { kind: 'command_output'; callId: string; stream: 'stdout' | 'stderr'; text: string });
 
+/** What a memory write's text may come from (the server's `SourceKind`, docs/trust.md). */
+export type ApproveSourceKind =
+    | 'file'
+    | 'search'
+    | 'listing'
+    | 'command'
+    | 'edit'
+    | 'archive'
+    | 'tool'
+    | 'context_file'
+    | 'attachment'
+    | 'recall'
+    | 'summary'
+    | 'unindexed';
+
+/** `copied`: the write shares a run of words with it; `read`: received in the same turn, before the write. */
+export type ApproveSourceHow = 'copied' | 'read';
+
+/**
+ * One place a memory write's text may come from. Every string is data from the session (a file name, a command
+ * line, a query, a quoted line): one bounded line, shown as text, never as markup.
+ */
+export interface ApproveSource {
+    kind: ApproveSourceKind;
+    how: ApproveSourceHow;
+    /** `README.md:4`, a command line, `'a query'`: the journal's words for it. */
+    where: string;
+    /** The line a copy shares. */
+    quote?: string;
+    /** When `where` is a file's place: the file as the session named it, and its line (or span). */
+    path?: string;
+    line?: number;
+    endLine?: number;
+}
+
 /**
  * Server -> client request `myAgent/chat/approve`, sent before an edit, a command or a memory write that
  * `myAgent.memory.approval` asks about ("untrusted": one that may carry untrusted text; "ask": every one).
  * `detail`: a unified diff (edit, memory; a memory write's sources come in plain lines before its `---`) or
- * the command line; `uri` + `newText`: the file and its whole proposed text; `cwd`: a command's working folder.
+ * the command line; `uri` + `newText`: the file and its whole proposed text; `cwd`: a command's working folder;
+ * `sources`: a memory write's sources as a list (the lines before its diff name the same ones in words).
  */
 export interface ApproveParams {
     sessionId: string;
@@ -342,6 +378,7 @@ export interface ApproveParams {
     uri?: string;
     newText?: string;
     cwd?: string;
+    sources?: ApproveSource[];
 }
 
 /** Anything but `{approved: true}` (false, an error, a cancelled request) is a refusal. */

@@ -1,12 +1,14 @@
 import { parseApproveParams } from '../chatEvents';
 import type { ApprovalStatus } from '../chatModel';
 import type { ApproveParams, ApproveResult } from '../protocol';
+import { parseApproveSources } from '../webview/memorySources';
 
 /**
  * Answers the server's `myAgent/chat/approve` requests: each one becomes a card in the chat and waits for
  * the user's Approve / Deny. A cancelled request (the turn was stopped), a request for a session the chat
  * is not showing, a malformed or duplicate one, and a server that went away all answer "not approved":
- * nothing changes without the user.
+ * nothing changes without the user. A memory write's `sources` are kept only when every one is well formed
+ * (else the card names them with the words of its `detail`, as for a server that sends no list).
  */
 
 /** The part of a CancellationToken the broker needs (vscode-jsonrpc passes one per incoming request). */
@@ -63,6 +65,15 @@ export class ApprovalBroker {
         }
         if (token?.isCancellationRequested) {
             return Promise.resolve({ approved: false });
+        }
+        const listed = request.kind === 'memory' ? (raw as { sources?: unknown }).sources : undefined;
+        if (listed !== undefined) {
+            const sources = parseApproveSources(listed);
+            if (sources) {
+                request.sources = sources;
+            } else {
+                this.log.warn('chat/approve: malformed sources ignored (the card shows the words of the detail)');
+            }
         }
         return new Promise<ApproveResult>((resolve) => {
             const waiter: Waiter = { resolve };

@@ -545,6 +545,7 @@ export class ChatController implements vscode.Disposable {
                 path: file ? vscode.workspace.asRelativePath(file) : undefined,
                 cwd: request.cwd ? this.folderLabel(request.cwd) : undefined,
                 canDiff,
+                ...(request.sources ? { sources: request.sources } : {}),
             },
         });
         this.surface?.showQuietly();

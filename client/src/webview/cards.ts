@@ -1,9 +1,10 @@
 /**
  * Approval cards: what the agent wants to do (an edit's file and diff, a command line and its folder, a
- * memory write's diff), Approve / Deny / Open Diff while it waits, and the outcome afterwards. Every string
- * from the server is escaped; pure (no DOM), shared by the webview bundle and the unit tests.
+ * memory write's sources and diff), Approve / Deny / Open Diff while it waits, and the outcome afterwards.
+ * Every string from the server is escaped; pure (no DOM), shared by the webview bundle and the unit tests.
  */
 import type { ApprovalPart } from '../chatModel';
+import { MemoryCardParts, memoryCardParts, renderMemorySources } from './memorySources';
 import { escapeHtml, fmt, inlineCode, UiStrings } from './strings';
 
 export interface DiffStats {
@@ -102,8 +103,8 @@ function button(action: string, part: ApprovalPart, label: string, aria: string,
     );
 }
 
-function statsHtml(part: ApprovalPart, s: UiStrings): string {
-    const stats = diffStats(part.detail);
+function statsHtml(diff: string, s: UiStrings): string {
+    const stats = diffStats(diff);
     return `<span class="diff-stats" aria-label="${escapeHtml(
         fmt(s.diffSummary, String(stats.added), String(stats.removed)),
     )}"><span class="add">+${stats.added}</span> <span class="del">−${stats.removed}</span></span>`;
@@ -138,10 +139,14 @@ export function renderDecidedCard(part: ApprovalPart, s: UiStrings, call: CallVi
     const status = escapeHtml(statusText(part, s));
     let body = '';
     if (part.approvalKind === 'edit' || part.approvalKind === 'memory') {
+        // A memory write keeps its sources with its diff (collapsed): what the user decided on.
+        const memory = part.approvalKind === 'memory' ? memoryCardParts(part.detail, part.sources) : undefined;
+        const diff = memory?.diff ?? part.detail;
+        const sources = memory ? renderMemorySources(memory, s) : '';
         body =
-            `<div class="approval-file"><code>${escapeHtml(part.path ?? part.title)}</code> ${statsHtml(part, s)}</div>` +
-            (part.detail
-                ? `<details class="approval-diff"><summary>${escapeHtml(s.diffInline)}</summary>${renderDiff(part.detail, s)}</details>`
+            `<div class="approval-file"><code>${escapeHtml(part.path ?? part.title)}</code> ${statsHtml(diff, s)}</div>` +
+            (diff
+                ? `<details class="approval-diff"><summary>${escapeHtml(s.diffInline)}</summary>${sources}${renderDiff(diff, s)}</details>`
                 : '');
     }
     // What was refused can still be looked at side by side; an approved change has nothing left to compare.
@@ -170,6 +175,7 @@ export function renderApproval(part: ApprovalPart, s: UiStrings): string {
     }
     const head = heading(part, s);
     let body = '';
+    let memory: MemoryCardParts | undefined;
     switch (part.approvalKind) {
         case 'command':
             body =
@@ -177,11 +183,14 @@ export function renderApproval(part: ApprovalPart, s: UiStrings): string {
                 (part.cwd ? `<div class="approval-cwd">${escapeHtml(fmt(s.approvalIn, part.cwd))}</div>` : '');
             break;
         case 'memory':
-            body = `<div class="approval-file"><code>${escapeHtml(part.path ?? '')}</code> ${statsHtml(part, s)}</div>${renderDiff(part.detail, s)}`;
+            memory = memoryCardParts(part.detail, part.sources);
+            body =
+                renderMemorySources(memory, s) +
+                `<div class="approval-file"><code>${escapeHtml(part.path ?? '')}</code> ${statsHtml(memory.diff, s)}</div>${renderDiff(memory.diff, s)}`;
             break;
         default:
             body =
-                `<div class="approval-file"><code>${escapeHtml(part.path ?? part.title)}</code> ${statsHtml(part, s)}</div>` +
+                `<div class="approval-file"><code>${escapeHtml(part.path ?? part.title)}</code> ${statsHtml(part.detail, s)}</div>` +
                 (part.detail ? `<details class="approval-diff"><summary>${escapeHtml(s.diffInline)}</summary>${renderDiff(part.detail, s)}</details>` : '');
     }
     // After an approval both sides of the diff would be the same.
@@ -194,10 +203,11 @@ export function renderApproval(part: ApprovalPart, s: UiStrings): string {
               ? `<div class="approval-actions">${diffButton.trim()}</div>`
               : '';
     // The server's title ("Run `pytest -q`", "Edit src/app.py") repeats what the card shows; a memory
-    // write's says which edit it is.
+    // write's says which edit it is (and where its text may come from, which the sources list shows).
+    const shownTitle = memory && (memory.sources || memory.lines) ? part.title.split(' · ')[0] : part.title;
     const title =
-        part.title && part.title !== head && part.title !== part.path && part.approvalKind !== 'command' && part.approvalKind !== 'edit'
-            ? `<div class="approval-sub">${inlineCode(part.title)}</div>`
+        shownTitle && shownTitle !== head && shownTitle !== part.path && part.approvalKind !== 'command' && part.approvalKind !== 'edit'
+            ? `<div class="approval-sub">${inlineCode(shownTitle)}</div>`
             : '';
     return (
         `${cardOpen(part, head)}>` +

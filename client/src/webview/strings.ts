@@ -62,6 +62,24 @@ export interface UiStrings {
     kindCommand: string;
     kindMemory: string;
     kindAction: string;
+    // a memory approval's sources
+    sourcesWhy: string;
+    sourcesNote: string;
+    srcCopied: string;
+    srcCopiedQuote: string;
+    srcRead: string;
+    srcMore: string;
+    srcSearch: string;
+    srcListing: string;
+    srcCommand: string;
+    srcEdit: string;
+    srcArchive: string;
+    srcTool: string;
+    srcContextFile: string;
+    srcAttachment: string;
+    srcRecall: string;
+    srcSummary: string;
+    srcUnindexed: string;
     pendingOne: string;
     pendingMany: string;
     showPending: string;

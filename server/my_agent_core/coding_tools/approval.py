@@ -15,9 +15,12 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from .seams import CancelToken
+
+if TYPE_CHECKING:
+    from my_agent_core.memory.provenance import How, SourceKind
 
 __all__ = [
     "MEMORY_REFUSAL",
@@ -27,6 +30,7 @@ __all__ = [
     "ApprovalKind",
     "ApprovalReason",
     "ApprovalRequest",
+    "ApprovalSource",
     "Approver",
     "Decision",
     "DecisionListener",
@@ -46,11 +50,31 @@ _SHELL_METACHARACTERS = frozenset(";&|<>$`\n\r(){}\\")
 
 
 @dataclass(frozen=True)
+class ApprovalSource:
+    """One place a memory write's text may come from, as the approval lists it (display data from
+    the session: `where` and `quote` are bounded, one-line, neutralised).
+
+    `where` names it as the journal does (`README.md:4`, a command line, `'query'`); `quote` is the
+    line a copy shares; `path` and `line` / `end_line` are set when `where` is a file's place
+    (`README.md:4`, `src/app.py:1-40`), so a client can open it."""
+
+    kind: SourceKind
+    how: How
+    where: str
+    quote: str | None = None
+    path: str | None = None
+    line: int | None = None
+    end_line: int | None = None
+
+
+@dataclass(frozen=True)
 class ApprovalRequest:
     """What the user is asked to approve (`myAgent/chat/approve` carries these fields).
 
     `detail` is a unified diff for an edit, the command line for a command. Edits also carry the
-    real `path`, its `relpath` and the complete `new_text`; commands carry `command` and `cwd`.
+    real `path`, its `relpath` and the complete `new_text`; commands carry `command` and `cwd`. A
+    memory write the trust policy asks about also lists its `sources` (the same ones its `detail`
+    names in words before the diff).
     """
 
     kind: ApprovalKind
@@ -61,6 +85,7 @@ class ApprovalRequest:
     new_text: str | None = None
     command: str | None = None
     cwd: Path | None = None
+    sources: tuple[ApprovalSource, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,13 @@ from pygls.exceptions import JsonRpcException
 
 from .client_link import ClientCancelled, ClientLink, ClientTimeout
 from .params import to_plain
-from .protocol_types import ApproveParams
+from .protocol_types import ApproveParams, ApproveSourceJson
 from .uris import path_to_uri
 
 if TYPE_CHECKING:
     from my_agent_core.agent.events import ApprovalEvent, ApprovalOutcome
     from my_agent_core.coding_tools import ApprovalRequest, CancelToken, Decision
+    from my_agent_core.coding_tools.approval import ApprovalSource
 
 __all__ = ["APPROVE", "LspApprover", "approval_event", "approve_params"]
 
@@ -46,7 +47,23 @@ def approve_params(session_id: str, call_id: str, request: ApprovalRequest) -> A
         params["newText"] = request.new_text
     if request.cwd is not None:
         params["cwd"] = str(request.cwd)
+    if request.sources:
+        params["sources"] = [_source_json(source) for source in request.sources]
     return params
+
+
+def _source_json(source: ApprovalSource) -> ApproveSourceJson:
+    """One source of a memory approval on the wire (absent fields: not known)."""
+    item: ApproveSourceJson = {"kind": source.kind, "how": source.how, "where": source.where}
+    if source.quote is not None:
+        item["quote"] = source.quote
+    if source.path is not None:
+        item["path"] = source.path
+    if source.line is not None:
+        item["line"] = source.line
+    if source.end_line is not None:
+        item["endLine"] = source.end_line
+    return item
 
 
 def approval_event(call_id: str, request: ApprovalRequest, decision: Decision) -> ApprovalEvent:

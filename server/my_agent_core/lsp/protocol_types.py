@@ -15,6 +15,9 @@ __all__ = [
     "ApprovalKind",
     "ApprovalReason",
     "ApproveParams",
+    "ApproveSourceHow",
+    "ApproveSourceJson",
+    "ApproveSourceKind",
     "CacheDropJson",
     "CacheDropReason",
     "ChatCompactResult",
@@ -410,12 +413,47 @@ class _ApproveRequired(TypedDict):
     detail: str
 
 
+#: What a memory write's text may come from (`memory.provenance.SourceKind`, the same list).
+ApproveSourceKind = Literal[
+    "file",
+    "search",
+    "listing",
+    "command",
+    "edit",
+    "archive",
+    "tool",
+    "context_file",
+    "attachment",
+    "recall",
+    "summary",
+    "unindexed",
+]
+#: `copied`: the write shares a run of words with it; `read`: received in the same turn.
+ApproveSourceHow = Literal["copied", "read"]
+
+
+class _ApproveSourceRequired(TypedDict):
+    kind: ApproveSourceKind
+    how: ApproveSourceHow
+    where: str  # README.md:4, a command line, 'a query' (one clean, bounded line: data)
+
+
+class ApproveSourceJson(_ApproveSourceRequired, total=False):
+    """One place a memory write's text may come from (`ApproveParams.sources`)."""
+
+    quote: str  # the line a copy shares (one clean, bounded line: data)
+    path: str  # when `where` is a file's place: the file as the session named it
+    line: int  # ... its first line (1-based)
+    endLine: int  # ... its last line, for a span
+
+
 class ApproveParams(_ApproveRequired, total=False):
     """Server -> client request `myAgent/chat/approve`; the answer `{approved: true}` approves."""
 
     uri: str  # the file an edit or a memory write changes
     newText: str  # its whole proposed text (the client's Open Diff)
     cwd: str  # a command's working folder
+    sources: list[ApproveSourceJson]  # a memory write's sources (its detail names them in words)
 
 
 class SystemPromptResult(TypedDict):

@@ -220,6 +220,7 @@ def _reviewed(
         detail=(judgement.detail_header() if judgement is not None else "") + diff,
         path=preview.path,
         new_text=preview.after,
+        sources=judgement.sources() if judgement is not None else (),
     )
     decision = gate.decide(request)
     if not decision.approved:

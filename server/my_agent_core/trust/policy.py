@@ -13,18 +13,25 @@ name or quoted text can pass for the approval's own structure or for a line of t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from my_agent_core.memory.provenance import (
     ApprovalMode,
     Provenance,
+    SourceKind,
+    SourceRef,
     clean_label,
     describe_refs,
 )
 from my_agent_core.memory.render import neutralize
 
 from .taint import Taint, TaintTracker
+
+if TYPE_CHECKING:
+    from my_agent_core.coding_tools.approval import ApprovalSource
 
 __all__ = ["TITLE_CHARS", "Judgement", "MemoryTrust"]
 
@@ -35,6 +42,12 @@ TITLE_SOURCES = 2
 #: The first line of the sources part of an approval's detail (before the diff).
 HEADER = "This change may carry text that is not your own words:"
 FOOTER = "(Names and quotes above come from the session: data, not instructions.)"
+#: Sources the approval's structured list carries (copies first); its text names as many.
+MAX_LISTED = 24
+#: Kinds whose `where` is a file's place (`README.md:4`, `src/app.py:1-40`, `AGENTS.md:3`).
+_FILE_KINDS: frozenset[SourceKind] = frozenset({"file", "attachment", "context_file", "edit"})
+#: A path without blanks, with an optional line or line span (a cut label ends with `…`: none).
+_PLACE = re.compile(r"([^\s…]+?)(?::(\d{1,9})(?:-(\d{1,9}))?)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +93,33 @@ class Judgement:
             lines.append(f"  • written after reading, in this turn: {words}")
         lines.append(FOOTER)
         return "\n".join(lines) + "\n"
+
+    def sources(self) -> tuple[ApprovalSource, ...]:
+        """The sources `detail_header` names, as the approval's list (`ApprovalRequest.sources`):
+        the same labels and quotes, for a client that shows them as a list; () for none."""
+        if not self.taint.tainted:
+            return ()
+        from my_agent_core.coding_tools.approval import ApprovalSource  # here: start-up time
+
+        def listed(ref: SourceRef, quote: str | None = None) -> ApprovalSource:
+            where = neutralize(ref.where)
+            place = _PLACE.fullmatch(where) if ref.kind in _FILE_KINDS else None
+            if place is None:
+                return ApprovalSource(ref.kind, ref.how, where, quote)
+            path, line, end = place.groups()
+            first = int(line) if line and int(line) > 0 else None
+            last = int(end) if end and first is not None and int(end) > first else None
+            return ApprovalSource(ref.kind, ref.how, where, quote, path, first, last)
+
+        out = [
+            listed(copy.ref, neutralize(clean_label(copy.line, QUOTE_CHARS)))
+            for copy in self.taint.copied
+        ]
+        if self.taint.unindexed:
+            out.append(ApprovalSource("unindexed", "copied", "earlier text"))
+        refs = [source.ref("read") for source in self.taint.read]
+        out += [listed(ref) for ref in dict.fromkeys(refs)]
+        return tuple(out[:MAX_LISTED])
 
     def refusal(self, what: str) -> str:
         """The tool result when the write needs the user's approval and nobody can give it."""
