@@ -200,3 +200,22 @@ def test_the_client_reads_our_words_and_our_types() -> None:
     kinds = ts_literals(ts, "ApproveSourceKind")
     assert kinds == list(typing.get_args(wire.ApproveSourceKind)) == list(SOURCE_KINDS)
     assert ts_literals(ts, "ApproveSourceHow") == list(typing.get_args(wire.ApproveSourceHow))
+
+
+def test_the_same_place_read_twice_is_named_once(store: MemoryStore) -> None:
+    """The same file read from disk, then from its open buffer (another header, the same lines),
+    is two sources with the same place: the list and the words name it once."""
+    tracker = TaintTracker()
+    for note in ("", "(the open editor's text)\n"):
+        args = '{"path": "README.md"}'
+        source = from_tool_result("read_file", args, note + _numbered(README))
+        tracker.receive(source, this_turn=False)
+    request = asked(store, tracker)
+    assert [(s.how, s.where) for s in request.sources] == [("copied", "README.md:4")]
+    copies = [x for x in header_lines(request) if x.startswith("  • shares words with")]
+    assert copies == [f"  • shares words with README.md:4: \u201c{PLANTED}\u201d"]
+    # Two places with the same line are two sources.
+    other = from_tool_result("read_file", '{"path": "b.md"}', _numbered(PLANTED))
+    tracker.receive(other, this_turn=False)
+    again = asked(store, tracker)
+    assert [s.where for s in again.sources] == ["b.md:1", "README.md:4"]

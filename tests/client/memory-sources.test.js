@@ -334,6 +334,8 @@ test('a decided memory card keeps its sources with its diff, collapsed', () => {
     const details = doc.querySelector('details.approval-diff');
     assert.ok(details && !details.open);
     assert.ok(details.querySelector('.memory-sources a[href="README.md#L4"]'));
+    assert.equal(details.querySelector('.sources-note'), null, 'no "check them before you approve" once answered');
+    assert.ok(card(memoryPart()).querySelector('.memory-sources .sources-note'), 'while it waits, the note is there');
     assert.equal(details.querySelector('pre.diff').textContent, DIFF.replace(/\n$/, ''));
     assert.equal(doc.querySelector('.diff-stats').textContent, '+1 −0');
     assert.deepEqual([...doc.querySelectorAll('button')].map((b) => b.dataset.action), ['openDiff']);

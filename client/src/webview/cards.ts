@@ -142,7 +142,7 @@ export function renderDecidedCard(part: ApprovalPart, s: UiStrings, call: CallVi
         // A memory write keeps its sources with its diff (collapsed): what the user decided on.
         const memory = part.approvalKind === 'memory' ? memoryCardParts(part.detail, part.sources) : undefined;
         const diff = memory?.diff ?? part.detail;
-        const sources = memory ? renderMemorySources(memory, s) : '';
+        const sources = memory ? renderMemorySources(memory, s, true) : '';
         body =
             `<div class="approval-file"><code>${escapeHtml(part.path ?? part.title)}</code> ${statsHtml(diff, s)}</div>` +
             (diff

@@ -215,8 +215,11 @@ function copiedItem(source: ApproveSource, s: UiStrings): string {
     return `<li class="source copied" data-kind="${escapeHtml(source.kind)}">${words}</li>`;
 }
 
-/** The "why" and the list of sources, before the diff ('' when the card has none to show). */
-export function renderMemorySources(parts: MemoryCardParts, s: UiStrings): string {
+/**
+ * The "why" and the list of sources, before the diff ('' when the card has none to show); `decided`: the card
+ * was answered, so the note that asks the user to check them is left out.
+ */
+export function renderMemorySources(parts: MemoryCardParts, s: UiStrings, decided = false): string {
     let items = '';
     if (parts.sources) {
         const copied = parts.sources.filter((x) => x.how === 'copied');
@@ -240,6 +243,7 @@ export function renderMemorySources(parts: MemoryCardParts, s: UiStrings): strin
     return (
         `<div class="memory-sources"><div class="sources-why">${escapeHtml(s.sourcesWhy)}</div>` +
         `<ul class="sources" aria-label="${escapeHtml(s.sourcesWhy)}">${items}</ul>` +
-        `<div class="sources-note">${escapeHtml(s.sourcesNote)}</div></div>`
+        (decided ? '' : `<div class="sources-note">${escapeHtml(s.sourcesNote)}</div>`) +
+        '</div>'
     );
 }

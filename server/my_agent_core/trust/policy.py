@@ -77,9 +77,9 @@ class Judgement:
         if not self.taint.tainted:
             return ""
         lines = [HEADER]
-        for copy in self.taint.copied:
-            where = neutralize(describe_refs([copy.ref]))
-            quote = clean_label(copy.line, QUOTE_CHARS)
+        for ref, line in self._copies():
+            where = neutralize(describe_refs([ref]))
+            quote = clean_label(line, QUOTE_CHARS)
             lines.append(f"  • shares words with {where}: \u201c{neutralize(quote)}\u201d")
         if self.taint.unindexed:
             lines.append(
@@ -93,6 +93,11 @@ class Judgement:
             lines.append(f"  • written after reading, in this turn: {words}")
         lines.append(FOOTER)
         return "\n".join(lines) + "\n"
+
+    def _copies(self) -> list[tuple[SourceRef, str]]:
+        """Each place a copy was found once (the same file read twice, from disk then from its open
+        buffer, is two sources with the same line)."""
+        return list(dict.fromkeys((copy.ref, copy.line) for copy in self.taint.copied))
 
     def sources(self) -> tuple[ApprovalSource, ...]:
         """The sources `detail_header` names, as the approval's list (`ApprovalRequest.sources`):
@@ -112,8 +117,7 @@ class Judgement:
             return ApprovalSource(ref.kind, ref.how, where, quote, path, first, last)
 
         out = [
-            listed(copy.ref, neutralize(clean_label(copy.line, QUOTE_CHARS)))
-            for copy in self.taint.copied
+            listed(ref, neutralize(clean_label(line, QUOTE_CHARS))) for ref, line in self._copies()
         ]
         if self.taint.unindexed:
             out.append(ApprovalSource("unindexed", "copied", "earlier text"))
