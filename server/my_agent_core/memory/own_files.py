@@ -29,6 +29,9 @@ from my_agent_core.paths import (
 
 __all__ = ["OWN_NAMES", "OnDisk", "OwnFiles", "check_separate", "read_text", "signature"]
 
+_FORMAT = 0o170000  # the file-type bits of `st_mode` (`stat.S_IFMT`)
+_LINK = stat.S_IFLNK
+
 #: The files of a memory folder that must stay separate files.
 OWN_NAMES = (*FILE_NAMES.values(), JOURNAL_NAME, LOCK_NAME)
 
@@ -52,12 +55,14 @@ def signature(st: os.stat_result) -> tuple[int, ...]:
 class OwnFiles:
     """The own files (`names`) of the folder `dir`, looked at together for each edit."""
 
-    __slots__ = ("_joined", "_paths", "dir", "names")
+    __slots__ = ("_base", "_joined", "_paths", "dir", "names")
 
     def __init__(self, folder: Path, names: tuple[str, ...]) -> None:
         self.dir = folder
         self.names = names
         self._paths = {name: folder / name for name in names}
+        #: The folder's absolute path when it was given as one (else joined for each look).
+        self._base = os.path.normpath(folder) if os.path.isabs(folder) else None
         # the names joined to the absolute folder they were joined to (a relative one follows cwd)
         self._joined: tuple[str, tuple[str, ...]] = ("", ())
 
@@ -66,22 +71,34 @@ class OwnFiles:
         folder's own files. Refused (`Unavailable`): a link out of the folder, and two own files
         that are one, since a write of one would be a write of the other; with `every_pair` any
         two, else only a pair that involves `name`."""
-        base = os.path.abspath(self.dir)
+        base = self._base
+        if base is None:  # a relative folder: joined to the working folder of now
+            base = os.path.abspath(self.dir)
         joined_to, paths = self._joined
         if joined_to != base:
             paths = tuple(os.path.join(base, own) for own in self.names)
             self._joined = (base, paths)
         found: list[os.stat_result | None] = []
+        inodes: set[tuple[int, int]] = set()
         for joined in paths:
             try:
-                st: os.stat_result | None = os.lstat(joined)
+                st = os.lstat(joined)
             except OSError:
-                st = None
-            if st is not None and stat.S_ISLNK(st.st_mode):
+                found.append(None)
+                continue
+            if st.st_mode & _FORMAT == _LINK:
                 return self._locate_through_links(name, every_pair=every_pair)
             found.append(st)
-        # No link: two names are one file only as hard links of one inode; the first such pair
-        # decides, as `FolderNames.aliased_pair` (the look-up through links) does.
+            inodes.add((st.st_dev, st.st_ino))
+        if len(inodes) < len(found) - found.count(None):  # two names are one file
+            self._refuse_hard_links(name, found, every_pair=every_pair)
+        return self._paths[name], found[self.names.index(name)]
+
+    def _refuse_hard_links(
+        self, name: str, found: list[os.stat_result | None], *, every_pair: bool
+    ) -> None:
+        """No link among them, and still two names are one file: hard links of one inode. The
+        first such pair decides, as `FolderNames.aliased_pair` (the look-up through links) does."""
         seen: dict[tuple[int, int], str] = {}
         for own, st in zip(self.names, found, strict=True):
             if st is None:
@@ -90,8 +107,7 @@ class OwnFiles:
             if first != own:
                 if every_pair or name in (first, own):
                     raise self._one_file(first, own)
-                break
-        return self._paths[name], found[self.names.index(name)]
+                return
 
     def _locate_through_links(
         self, name: str, *, every_pair: bool
