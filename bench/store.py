@@ -33,8 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 import quick
 from my_agent_core.memory import MemoryStore, Operation, edits, serialize
-from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME, TARGETS
+from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME, TARGETS, memory_dir_of
 from my_agent_core.memory.safety import scan
+from my_agent_core.memory.lock_file import FolderHold
 from my_agent_core.memory.store_folder import StoreFolder
 from my_agent_core.safe_write import write_atomic
 
@@ -48,8 +49,8 @@ OPERATIONS = ("add", "replace", "remove")
 RAM_DISK = Path("/dev/shm")
 #: The parts of the store's work timed on their own (the journal: edits with it minus without it).
 PARTS = {
-    "path checks": "the layout check and one look at the folder's own files",
-    "lock": "the thread lock, flock, and the check that `.lock` is still the named file",
+    "path checks": "the workspace layout check, and the verdict on the look at the folder's own files",
+    "lock": "the thread lock, flock, and that look (an lstat a name; `.lock` still the file held)",
     "edit rules": "validate, locate, budget, message (without the scans)",
     "scans": "the safety scan of one entry's text, times the scans of the edit (SCANS)",
     "write": "the atomic write's own extra over the floor (fchmod, a stat, temp name)",
@@ -99,12 +100,15 @@ def part_actions(mem_dir: Path, text: str) -> dict[str, Callable[[int], object]]
     data = text.encode("utf-8")
     twin = mem_dir / "TWIN.md"
 
+    look = folder.files.look()
+
     def path_checks(_n: int) -> object:
         folder.folder_error()
+        folder.files.offer(look)  # the look itself is the lock's (timed there)
         return folder.files.locate("MEMORY.md", every_pair=True)
 
     def lock(_n: int) -> None:
-        with folder.hold(thread_lock, 10.0, "MEMORY.md"):
+        with FolderHold(folder.lock, thread_lock, 10.0, "MEMORY.md"):  # the layout check is above
             pass
 
     return {
@@ -120,17 +124,19 @@ def measure(folder: Path, rounds: int) -> dict[str, list[float]]:
     """Interleaved timings of the floor, the three edits, the same edits without the journal
     (names marked *) and the parts, on stores in a fresh temp folder under `folder`."""
     with tempfile.TemporaryDirectory(prefix="bench-store-", dir=folder) as tmp:
-        store = MemoryStore(Path(tmp) / "memory")
+        # A workspace's own layout, as the product keeps memory (its layout checks included).
+        mem_dir = memory_dir_of(Path(tmp) / "workspace")
+        store = MemoryStore(mem_dir)
         # The same edits without the history journal, to show what the journal costs.
-        bare = MemoryStore(Path(tmp) / "bare")
+        bare = MemoryStore(memory_dir_of(Path(tmp) / "bare"))
         for entry in ENTRIES:
             store.add("memory", entry)
             bare.add("memory", entry)
         store.load_from_disk()
         bare.journal.append = lambda *records: None  # type: ignore[method-assign]
-        floor_path = Path(tmp) / "memory" / "FLOOR.md"
+        floor_path = mem_dir / "FLOOR.md"
         text_after_add = serialize([*store.entries("memory"), EXTRA])
-        parts = part_actions(Path(tmp) / "memory", text_after_add)
+        parts = part_actions(mem_dir, text_after_add)
         timings: dict[str, list[float]] = {
             name: [] for name in ("floor", *OPERATIONS, *(f"{op}*" for op in OPERATIONS), *parts)
         }

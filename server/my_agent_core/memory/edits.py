@@ -201,7 +201,8 @@ def check_content(content: str, field_name: str) -> None:
     if not content:
         raise MemoryEditError(f"`{field_name}` is empty: pass the text of the entry.")
     try:
-        content.encode("utf-8")
+        if not content.isascii():
+            content.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise MemoryEditError(
             f"`{field_name}` is not valid Unicode text (a lone surrogate at position {exc.start}); "

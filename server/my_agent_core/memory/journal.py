@@ -56,6 +56,11 @@ _READ_BYTES = 4 * 1024 * 1024  # what a reader takes from the end of a journal g
 _ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 _NEWEST_WINDOW = 8 * 1024  # bytes first read to find the newest record (most are far smaller)
 
+#: How many forks separate this process from the one that imported this module: a descriptor kept
+#: open is re-opened in a forked child (each append checks, so without a `getpid` system call).
+_FORKS = [0]
+os.register_at_fork(after_in_child=lambda: _FORKS.__setitem__(0, _FORKS[0] + 1))
+
 #: Actions that changed a memory file. `skip` (an undo passed over a change it could not revert) and
 #: `gap` (a change saved without its record, or a damaged line dropped by a trim) change no file.
 FILE_ACTIONS = frozenset({"add", "replace", "remove", "batch", "undo"})
@@ -311,13 +316,13 @@ class Journal:
         self.path = path
         self.max_read_bytes = max_read_bytes
         self._fd: int | None = None
-        self._fd_pid = 0
+        self._fd_pid = -1  # the fork generation that opened `_fd`
         self._retract_to: int | None = None
         self._ends_at = -1  # the size our last append left the file at (-1: unknown)
 
     def close(self) -> None:
         """Close the append descriptor kept open between records."""
-        if self._fd is not None and self._fd_pid == os.getpid():
+        if self._fd is not None and self._fd_pid == _FORKS[0]:
             with contextlib.suppress(OSError):
                 os.close(self._fd)
         self._fd = None
@@ -399,7 +404,7 @@ class Journal:
         fork or once the file it names was replaced or deleted. Refused: a link, anything but a
         regular file, and a file with another name (a hard link), which an in-place append would
         write too."""
-        if self._fd is not None and self._fd_pid == os.getpid():
+        if self._fd is not None and self._fd_pid == _FORKS[0]:
             st = os.fstat(self._fd)
             if st.st_nlink == 1:
                 return self._fd, st.st_size
@@ -430,7 +435,7 @@ class Journal:
             what = "it has another name (a hard link)" if st.st_nlink > 1 else "not a regular file"
             raise OSError(errno.EINVAL, what)
         self._fd = fd
-        self._fd_pid = os.getpid()
+        self._fd_pid = _FORKS[0]
         self._ends_at = -1  # a file we did not write last: look at its end
         return fd, st.st_size
 

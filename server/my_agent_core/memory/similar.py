@@ -144,12 +144,21 @@ def ranked(entries: Sequence[str], new: str, threshold: float = SIMILAR_THRESHOL
     if len(new) > MAX_COMPARED_CHARS:
         return []
     compared = _features(new)
+    words, size = compared.all, len(compared.all)
     found = []
     for index, entry in enumerate(entries):
-        if entry != new and len(entry) <= MAX_COMPARED_CHARS:
-            score = _score(_features(entry), compared)
-            if score >= threshold:
-                found.append(Similar(index, entry, score))
+        if entry == new or len(entry) > MAX_COMPARED_CHARS:
+            continue
+        features = _features(entry)
+        if features.cjk or compared.cjk:
+            score = _score(features, compared)
+        elif words and features.all:  # `_score` inline: an add compares with every entry
+            shared = len(features.all & words)
+            score = shared / (len(features.all) + size - shared)
+        else:
+            score = 0.0
+        if score >= threshold:
+            found.append(Similar(index, entry, score))
     return sorted(found, key=lambda s: (-s.score, s.index))
 
 
