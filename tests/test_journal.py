@@ -571,9 +571,7 @@ def _reference_line(record: JournalRecord) -> bytes:
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    _TEXT, _TIME, _TEXT, _TEXT, _TEXT, _CHANGES, _OPT_TEXT, _OPT_TEXT, _OPT_TEXT, _PROVENANCE
-)
+@given(_TEXT, _TIME, _TEXT, _TEXT, _TEXT, _CHANGES, _OPT_TEXT, _OPT_TEXT, _OPT_TEXT, _PROVENANCE)
 def test_a_line_is_written_exactly_as_the_json_encoder_writes_it(
     author: str,
     stamp: float,

@@ -316,7 +316,7 @@ def test_a_link_planted_while_the_edit_waits_for_the_lock_is_refused(
     def edit() -> None:
         try:
             store.add("memory", "two")
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+        except BaseException as exc:  # handed to the test thread
             errors.append(exc)
 
     with held(mem_dir / LOCK_NAME):

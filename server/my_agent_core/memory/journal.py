@@ -361,7 +361,9 @@ class Journal:
 
         A file that ends in a torn line gets a newline first, so the torn line stays one damaged
         line instead of swallowing this record; a write that fails half-way is cut back off."""
-        lines = records[0].to_line() if len(records) == 1 else b"".join(r.to_line() for r in records)
+        lines = (
+            records[0].to_line() if len(records) == 1 else b"".join(r.to_line() for r in records)
+        )
         self._retract_to = None
         try:
             fd, size = self._descriptor()
@@ -532,7 +534,7 @@ _string = json.encoder.encode_basestring  # a JSON string literal, as `ensure_as
 _NULL = "null"
 
 
-def _number(value: float) -> str:
+def _number(value: int | float) -> str:
     """A number as `json.dumps` writes it (a time read back from a hand-edited line may be NaN or
     infinite, and a trim writes it again)."""
     if not isinstance(value, float):

@@ -4,8 +4,10 @@ Opening and closing the lock file on every edit cost as much as the rest of the 
 its descriptor stays open and an edit only `flock`s it. Open is checked once, when it is opened (a
 link out of the folder, anything but a regular file); it is re-opened after a fork (a child must not
 share its parent's open file, whose lock the parent's flock would also take) and when the file was
-deleted or replaced under us (the held inode lost its name), so every process always locks the file
-the others open by that name. `lock.py` does the bounded wait and names the holder.
+deleted or replaced under us (the name no longer gives the file held), so every process always locks
+the file the others open by that name. That last check is the edit's look at the folder's own files
+(`OwnFiles.look`), taken right after the `flock` and handed on to the edit, which needs it next: one
+look an edit, under the lock. `lock.py` does the bounded wait and names the holder.
 """
 
 from __future__ import annotations

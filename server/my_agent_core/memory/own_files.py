@@ -4,10 +4,12 @@
 (a hard link, or a symbolic link from one name to another) would be written as two, and a memory file
 that is a symbolic link out of the folder would feed the prompt someone else's file. Every edit looks
 at all of them first, so this look is on the write path: the common case (no link among them) costs
-one `lstat` a name; a link anywhere takes the full look-up of `my_agent_core.paths`. It is not cached
-against the folder's stat: each edit's own rename stamps the folder's mtime from the kernel's coarse
-clock, and a foreign change (a link planted by a checkout) within the same tick would keep that
-stamp, so the cache would vouch for names it never looked at.
+one `lstat` a name; a link anywhere takes the full look-up of `my_agent_core.paths`. The lock takes
+the look right after its `flock` (it shows whether `.lock` is still the file held) and the edit uses
+that one. It is not cached from one edit to the next against the folder's stat: each edit's own
+rename stamps the folder's mtime from the kernel's coarse clock, and a foreign change (a link planted
+by a checkout) within the same tick would keep that stamp, so the cache would vouch for names it
+never looked at.
 """
 
 from __future__ import annotations
