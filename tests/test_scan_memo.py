@@ -31,9 +31,9 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         return real(text)
 
     monkeypatch.setattr(safety, "_scan", counting)
-    safety._MEMO.clear()
+    safety.forget()
     yield seen
-    safety._MEMO.clear()
+    safety.forget()
 
 
 def test_a_remembered_finding_is_the_fresh_one(scans: list[str]) -> None:
@@ -111,7 +111,7 @@ def test_the_memo_is_bounded(scans: list[str]) -> None:
 def test_threads_get_the_verdicts_a_single_thread_gets() -> None:
     texts = [ATTACK, BENIGN, *(f"{BENIGN} ({n})" for n in range(50))]
     expected = {text: safety._scan(text) for text in texts}
-    safety._MEMO.clear()
+    safety.forget()
     wrong: list[str] = []
 
     def worker() -> None:
