@@ -245,7 +245,7 @@ def conflict_note(name: str, blocks: int, backup_dir: str) -> str:
 
 
 def issues_of(text: str) -> tuple[SafetyIssue, ...]:
-    """What the safety scanner finds in `text` (`safety.scan`, which remembers each text's)."""
+    """What the safety scanner finds in `text` (`safety.scan` remembers the findings per text)."""
     return tuple(scan(text))
 
 
