@@ -38,7 +38,7 @@ from my_agent_core.memory.render import (
     render_listing,
     render_memory_section,
 )
-from my_agent_core.memory.safety import scan
+from my_agent_core.memory.safety import forget, scan
 from my_agent_core.paths import read_regular
 
 MEMORY = [
@@ -97,10 +97,15 @@ def main() -> int:
         f"document: {len(DOCUMENT):,} chars; huge file: {len(huge_text):,} chars"
     )
 
+    # Both sides scan every entry for real (the scanner remembers texts it has seen).
     subject, floor = median_pair(
         args.rounds,
-        lambda: (render_memory_section(memory_section), render_memory_section(user_section)),
-        lambda: (old_render(MEMORY), old_render(USER)),
+        lambda: (
+            forget(),
+            render_memory_section(memory_section),
+            render_memory_section(user_section),
+        ),
+        lambda: (forget(), old_render(MEMORY), old_render(USER)),
     )
     report("snapshot", subject, floor, "scan + join (the first renderer)")
 
@@ -137,6 +142,7 @@ def session_start(rounds: int) -> None:
 
         def first() -> str:
             snapshot.forget()
+            forget()  # nor are its entries' scans remembered
             return start()
 
         def read_both() -> None:

@@ -30,6 +30,7 @@ from my_agent_core.memory.journal import (
     JournalRecord,
     entries_digest,
 )
+from my_agent_core.memory.provenance import Provenance, SourceRef
 from tests.support.real_conditions import PAGE, fill_disk, tiny_disk
 
 
@@ -537,3 +538,69 @@ def test_newest_skips_a_torn_last_line_and_ignores_a_linked_journal(tmp_path: Pa
     link = tmp_path / "linked.jsonl"
     link.symlink_to(journal.path)
     assert Journal(link).newest() is None
+
+
+_TEXT = st.text(st.characters(codec=None), max_size=40)  # any code point, lone surrogates too
+_OPT_TEXT = st.none() | _TEXT
+_TIME = st.floats(allow_nan=True, allow_infinity=True) | st.integers(0, 2**40).map(float)
+_CHANGES = st.lists(st.builds(Change, st.integers(0, 10**6), _OPT_TEXT, _OPT_TEXT), max_size=3)
+_PROVENANCE = st.none() | st.builds(
+    Provenance,
+    st.sampled_from(["untrusted", "ask", "auto"]),
+    _OPT_TEXT,
+    _OPT_TEXT,
+    st.lists(
+        st.builds(SourceRef, st.just("web"), _TEXT, st.sampled_from(["copied", "read"])),
+        max_size=2,
+    ).map(tuple),
+    st.integers(0, 5),
+    st.none() | st.booleans(),
+)
+
+
+def _reference_line(record: JournalRecord) -> bytes:
+    """What `to_line` wrote when it went through `json.dumps` (the format of every older line)."""
+    data = {
+        key: value
+        for key, value in record.to_json().items()
+        if key not in ("before", "after") and value is not None
+    }
+    if not record.changes:
+        data.pop("changes")
+    return (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT, _TIME, _TEXT, _TEXT, _TEXT, _CHANGES, _OPT_TEXT, _OPT_TEXT, _OPT_TEXT, _PROVENANCE)
+def test_a_line_is_written_exactly_as_the_json_encoder_writes_it(
+    author: str,
+    stamp: float,
+    action: str,
+    target: str,
+    note: str,
+    changes: list[Change],
+    undoes: str | None,
+    digest: str | None,
+    skips: str | None,
+    provenance: Provenance | None,
+) -> None:
+    """`to_line` writes each field itself (the general encoder cost as much as the rest of the
+    append): byte for byte what `json.dumps` writes, for any text (quotes, controls, lone
+    surrogates), any time (a hand-edited line may hold NaN), any changes and provenance."""
+    record = JournalRecord(
+        "abc123",
+        stamp,
+        action,
+        target,
+        author,
+        tuple(changes),
+        undoes=undoes,
+        skips=skips,
+        before_digest=digest,
+        after_digest=digest,
+        note=note or None,
+        provenance=provenance,
+    )
+    line = record.to_line()
+    assert line == _reference_line(record)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1

@@ -222,6 +222,181 @@ def test_a_forked_child_locks_through_a_descriptor_of_its_own(mem_dir: Path) -> 
     store.close()
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_appends_to_the_history_through_a_descriptor_of_its_own(
+    mem_dir: Path,
+) -> None:
+    """The held descriptors are re-opened in a forked child (a fork counter, not a `getpid` each
+    edit): the child's record goes through its own open file, and both records are kept."""
+    store = MemoryStore(mem_dir)
+    store.add("memory", "parent fact")
+    inherited = store.journal._fd
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            store.add("memory", "child fact")
+            own = store.journal._fd
+            code = 0 if own is not None and own != inherited else 3
+        except BaseException:
+            code = 2
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert store.journal._fd == inherited, "the parent keeps its own"
+    store.add("memory", "parent again")
+    assert [r.after for r in store.log()] == ["parent fact", "child fact", "parent again"]
+    store.close()
+
+
+# ------------------------------------------------------------------------------------------ the look the lock takes
+
+# What can be planted at an own name between two edits (the store and its lock descriptor open):
+# each is refused by the next edit, and nothing outside the folder is touched.
+PLANTS = ("link out", "fifo", "folder", "hard link to the journal", "link to the journal")
+
+
+def plant(mem_dir: Path, outside: Path, kind: str) -> None:
+    target = mem_dir / "MEMORY.md"
+    target.unlink()
+    if kind == "link out":
+        target.symlink_to(outside)
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    elif kind == "hard link to the journal":
+        os.link(mem_dir / JOURNAL_NAME, target)
+    else:
+        target.symlink_to(JOURNAL_NAME)
+
+
+@pytest.mark.parametrize("kind", PLANTS)
+def test_a_file_planted_between_two_edits_is_refused(
+    mem_dir: Path, tmp_path: Path, kind: str
+) -> None:
+    """The edit's look at its own files is the one the lock takes right after its flock: whatever
+    was planted since the last edit is in it."""
+    outside = tmp_path / "theirs.txt"
+    outside.write_text("keep\n")
+    store = MemoryStore(mem_dir)
+    store.add("memory", "one")
+    journal = (mem_dir / JOURNAL_NAME).read_bytes()
+    plant(mem_dir, outside, kind)
+    with pytest.raises(MemoryEditError):
+        store.add("memory", "two")
+    assert outside.read_text() == "keep\n"
+    assert (mem_dir / JOURNAL_NAME).read_bytes() == journal
+    store.close()
+
+
+def test_a_plain_file_put_in_place_between_two_edits_is_read(mem_dir: Path) -> None:
+    """The benign twin: a hand edit saved by rename (a new inode, a plain file) is read and kept."""
+    store = MemoryStore(mem_dir)
+    store.add("memory", "one")
+    fresh = mem_dir / "edited"
+    fresh.write_text(f"one{ENTRY_DELIMITER}by hand\n")
+    os.replace(fresh, mem_dir / "MEMORY.md")
+    store.add("memory", "two")
+    assert entries_on_disk(mem_dir) == ["one", "by hand", "two"]
+    store.close()
+
+
+def test_a_link_planted_while_the_edit_waits_for_the_lock_is_refused(
+    mem_dir: Path, tmp_path: Path
+) -> None:
+    """Another process holds the lock and plants a link out before releasing it: the waiting edit
+    looks after it got the lock, so it sees the link (a look taken before the wait would not)."""
+    outside = tmp_path / "theirs.txt"
+    outside.write_text("keep\n")
+    store = MemoryStore(mem_dir)
+    store.add("memory", "one")
+    errors: list[BaseException] = []
+
+    def edit() -> None:
+        try:
+            store.add("memory", "two")
+        except BaseException as exc:  # handed to the test thread
+            errors.append(exc)
+
+    with held(mem_dir / LOCK_NAME):
+        waiting = threading.Thread(target=edit)
+        waiting.start()
+        waiting.join(0.3)  # it is waiting on the flock now
+        assert waiting.is_alive()
+        plant(mem_dir, outside, "link out")
+    waiting.join()
+    assert len(errors) == 1 and isinstance(errors[0], MemoryEditError), errors
+    assert "symbolic link" in str(errors[0])
+    assert outside.read_text() == "keep\n"
+    store.close()
+
+
+def test_the_look_serves_one_edit_of_the_thread_that_locked(
+    mem_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An offered look is used once, and only by the thread of the hold that took it; another
+    thread, and a second look in the same hold, look again."""
+    store = MemoryStore(mem_dir)
+    store.add("memory", "one")
+    files = store._folders["memory"].files
+    looks: list[str] = []
+    real_look = OwnFiles.look
+
+    def counting_look(self: OwnFiles) -> tuple[os.stat_result | None, ...]:
+        looks.append(threading.current_thread().name)
+        return real_look(self)
+
+    monkeypatch.setattr(OwnFiles, "look", counting_look)
+    with store._hold(store._folders["memory"], "MEMORY.md"):
+        assert looks == ["MainThread"]  # taken by the lock
+        other = threading.Thread(
+            target=lambda: files.locate("MEMORY.md", every_pair=True), name="other"
+        )
+        other.start()
+        other.join()
+        assert looks == ["MainThread", "other"], "another thread looks for itself"
+        files.locate("MEMORY.md", every_pair=True)
+        assert looks == ["MainThread", "other"], "the edit uses the offered look"
+        files.locate("MEMORY.md", every_pair=True)
+        assert looks == ["MainThread", "other", "MainThread"], "once"
+    files.locate("MEMORY.md", every_pair=True)
+    assert len(looks) == 4, "no look outlives its hold"
+    store.close()
+
+
+def test_a_lock_whose_look_disagrees_with_its_descriptor_does_not_loop(
+    mem_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system whose `lstat` reports other inodes than `fstat` must not make the lock spin:
+    a freshly opened `.lock` still named falls back to its count of names."""
+    store = MemoryStore(mem_dir, lock_timeout=1)
+    store.add("memory", "one")
+    real_look = OwnFiles.look
+    at = NAMES.index(LOCK_NAME)
+    opened: list[int] = []
+    real_open = os.open
+
+    def other_inode(self: OwnFiles) -> tuple[os.stat_result | None, ...]:
+        look = list(real_look(self))
+        named = look[at]
+        assert named is not None
+        look[at] = os.stat_result((named.st_mode, named.st_ino ^ (1 << 40), *tuple(named)[2:]))
+        return tuple(look)
+
+    def counting_open(path: object, *args: object, **kwargs: object) -> int:
+        if str(path).endswith(LOCK_NAME):
+            opened.append(1)
+        return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(OwnFiles, "look", other_inode)
+    monkeypatch.setattr(os, "open", counting_open)
+    store.add("memory", "two")
+    assert len(opened) == 1, "re-opened once, then its count of names decided"
+    assert entries_on_disk(mem_dir) == ["one", "two"]
+    store.close()
+
+
 # ------------------------------------------------------------------------------------------ backups and the sweep
 
 

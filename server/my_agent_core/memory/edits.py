@@ -5,9 +5,9 @@ for a write and for a preview alike, and every refusal carries the message the m
 its call: the entry it could not find, the ones an ambiguous text matches, the budget it would pass,
 the safety finding in its content. Text the scanner blocks is never quoted back.
 
-The scan (~20 us an entry) is remembered per text, as the lint's cache does: a reviewed edit runs
+The scan (~30 us an entry) is remembered per text by `safety.scan` itself: a reviewed edit runs
 its rules twice (preview, then apply), a refused edit is retried with the same text, and an entry
-added earlier in the process is named again when it is replaced or removed.
+added or loaded earlier in the process is named again when it is replaced or removed.
 """
 
 from __future__ import annotations
@@ -19,7 +19,13 @@ from my_agent_core.memory.conflicts import has_markers, marker_lines
 from my_agent_core.memory.document import SECTION_SIGN, budget_used, normalize_entry, parse
 from my_agent_core.memory.errors import MemoryEditError
 from my_agent_core.memory.journal import Change
-from my_agent_core.memory.render import bounded_notes, preview, quote, render_listing
+from my_agent_core.memory.render import (
+    BLOCKED_PREVIEW,
+    bounded_notes,
+    one_line,
+    quote,
+    render_listing,
+)
 from my_agent_core.memory.safety import SafetyIssue, describe, scan
 from my_agent_core.memory.similar import near_duplicate_note
 from my_agent_core.memory.store_types import Operation
@@ -41,8 +47,8 @@ __all__ = [
 #: An edit as a function of the entries on disk: the entries it leaves, its changes, its notes.
 Mutation = Callable[[list[str]], tuple[list[str], list[Change], list[str]]]
 
-#: Texts longer than this (far longer than an entry should be) are scanned each time, so the
-#: remembered scans stay small (at most `_REMEMBERED` of them).
+#: Texts longer than this (far longer than an entry should be) are previewed each time, so the
+#: remembered previews stay small (at most `_REMEMBERED` of them).
 REMEMBERED_CHARS = 4096
 _REMEMBERED = 512
 
@@ -195,7 +201,8 @@ def check_content(content: str, field_name: str) -> None:
     if not content:
         raise MemoryEditError(f"`{field_name}` is empty: pass the text of the entry.")
     try:
-        content.encode("utf-8")
+        if not content.isascii():
+            content.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise MemoryEditError(
             f"`{field_name}` is not valid Unicode text (a lone surrogate at position {exc.start}); "
@@ -238,25 +245,20 @@ def conflict_note(name: str, blocks: int, backup_dir: str) -> str:
 
 
 def issues_of(text: str) -> tuple[SafetyIssue, ...]:
-    """What the safety scanner finds in `text` (`safety.scan`, remembered per text)."""
-    if len(text) > REMEMBERED_CHARS:
-        return tuple(scan(text))
-    return _issues_of(text)
+    """What the safety scanner finds in `text` (`safety.scan` remembers the findings per text)."""
+    return tuple(scan(text))
 
 
 def entry_preview(text: str) -> str:
     """An entry named in a success message: one line, bounded, never a blocked entry's text
-    (`render.preview`, remembered per text)."""
+    (`render.preview`; the scan remembered by `safety.scan`, the line here, per text)."""
+    if scan(text):
+        return BLOCKED_PREVIEW
     if len(text) > REMEMBERED_CHARS:
-        return preview(text)
-    return _preview(text)
+        return one_line(text)
+    return _one_line(text)
 
 
 @functools.lru_cache(maxsize=_REMEMBERED)
-def _issues_of(text: str) -> tuple[SafetyIssue, ...]:
-    return tuple(scan(text))
-
-
-@functools.lru_cache(maxsize=_REMEMBERED)
-def _preview(text: str) -> str:
-    return preview(text)
+def _one_line(text: str) -> str:
+    return one_line(text)

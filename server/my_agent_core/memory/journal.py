@@ -19,6 +19,7 @@ import contextlib
 import errno
 import hashlib
 import json
+import math
 import os
 import re
 import stat
@@ -54,6 +55,11 @@ _KEEP_BYTES = 256 * 1024  # ...down to the newest MAX_RECORDS records within thi
 _READ_BYTES = 4 * 1024 * 1024  # what a reader takes from the end of a journal grown by other hands
 _ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 _NEWEST_WINDOW = 8 * 1024  # bytes first read to find the newest record (most are far smaller)
+
+#: How many forks separate this process from the one that imported this module: a descriptor kept
+#: open is re-opened in a forked child (each append checks, so without a `getpid` system call).
+_FORKS = [0]
+os.register_at_fork(after_in_child=lambda: _FORKS.__setitem__(0, _FORKS[0] + 1))
 
 #: Actions that changed a memory file. `skip` (an undo passed over a change it could not revert) and
 #: `gap` (a change saved without its record, or a damaged line dropped by a trim) change no file.
@@ -147,31 +153,50 @@ class JournalRecord:
 
     def to_line(self) -> bytes:
         """The record as one line of the journal: `to_json` without the display fields (`before`,
-        `after`, which the changes hold) and without empty ones."""
-        data: dict[str, Any] = {
-            "id": self.id,
-            "time": self.time,
-            "action": self.action,
-            "target": self.target,
-            "author": self.author,
-        }
+        `after`, which the changes hold) and without empty ones.
+
+        Written out field by field, as `json.dumps(..., ensure_ascii=False)` writes them (a test
+        holds the two equal): every edit appends one, and the general encoder cost as much as the
+        rest of the append."""
+        out = [
+            '{"id": ',
+            _string(self.id),
+            ', "time": ',
+            _number(self.time),
+            ', "action": ',
+            _string(self.action),
+            ', "target": ',
+            _string(self.target),
+            ', "author": ',
+            _string(self.author),
+        ]
         if self.changes:
-            data["changes"] = [
-                {"index": c.index, "before": c.before, "after": c.after} for c in self.changes
-            ]
+            out.append(', "changes": [')
+            for n, c in enumerate(self.changes):
+                out += (
+                    '{"index": ' if n == 0 else ', {"index": ',
+                    _number(c.index),
+                    ', "before": ',
+                    _NULL if c.before is None else _string(c.before),
+                    ', "after": ',
+                    _NULL if c.after is None else _string(c.after),
+                    "}",
+                )
+            out.append("]")
         for key, value in (
-            ("undoes", self.undoes),
-            ("skips", self.skips),
-            ("before_digest", self.before_digest),
-            ("after_digest", self.after_digest),
-            ("note", self.note),
+            ('"undoes"', self.undoes),
+            ('"skips"', self.skips),
+            ('"before_digest"', self.before_digest),
+            ('"after_digest"', self.after_digest),
+            ('"note"', self.note),
         ):
             if value is not None:
-                data[key] = value
+                out += (", ", key, ": ", _string(value))
         if self.provenance is not None:
-            data["provenance"] = self.provenance.to_json()
+            out += (', "provenance": ', _ENCODER.encode(self.provenance.to_json()))
+        out.append("}\n")
         # a lone surrogate (never from the store) becomes its JSON escape, never an invalid line
-        return (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
+        return "".join(out).encode("utf-8", "backslashreplace")
 
     @classmethod
     def from_json(cls, data: object) -> JournalRecord:
@@ -291,13 +316,13 @@ class Journal:
         self.path = path
         self.max_read_bytes = max_read_bytes
         self._fd: int | None = None
-        self._fd_pid = 0
+        self._fd_pid = -1  # the fork generation that opened `_fd`
         self._retract_to: int | None = None
         self._ends_at = -1  # the size our last append left the file at (-1: unknown)
 
     def close(self) -> None:
         """Close the append descriptor kept open between records."""
-        if self._fd is not None and self._fd_pid == os.getpid():
+        if self._fd is not None and self._fd_pid == _FORKS[0]:
             with contextlib.suppress(OSError):
                 os.close(self._fd)
         self._fd = None
@@ -336,8 +361,9 @@ class Journal:
 
         A file that ends in a torn line gets a newline first, so the torn line stays one damaged
         line instead of swallowing this record; a write that fails half-way is cut back off."""
-        lines = b"".join(r.to_line() for r in records)
-        name = self.path.name
+        lines = (
+            records[0].to_line() if len(records) == 1 else b"".join(r.to_line() for r in records)
+        )
         self._retract_to = None
         try:
             fd, size = self._descriptor()
@@ -345,7 +371,7 @@ class Journal:
             if size and size != self._ends_at and os.pread(fd, 1, size - 1) != b"\n":
                 lines = b"\n" + lines
         except OSError as exc:
-            raise JournalError(f"{name} could not be written: {_reason(exc)}") from None
+            raise JournalError(f"{self.path.name} could not be written: {_reason(exc)}") from None
         written = 0
         try:
             while written < len(lines):
@@ -357,7 +383,7 @@ class Journal:
             if written:
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, size)  # we hold the store's lock: nobody appended since
-            raise JournalError(f"{name} could not be written: {_reason(exc)}") from None
+            raise JournalError(f"{self.path.name} could not be written: {_reason(exc)}") from None
         self._retract_to = size
         self._ends_at = size + written
         if size + written > _TRIM_AT_BYTES:
@@ -380,7 +406,7 @@ class Journal:
         fork or once the file it names was replaced or deleted. Refused: a link, anything but a
         regular file, and a file with another name (a hard link), which an in-place append would
         write too."""
-        if self._fd is not None and self._fd_pid == os.getpid():
+        if self._fd is not None and self._fd_pid == _FORKS[0]:
             st = os.fstat(self._fd)
             if st.st_nlink == 1:
                 return self._fd, st.st_size
@@ -411,7 +437,7 @@ class Journal:
             what = "it has another name (a hard link)" if st.st_nlink > 1 else "not a regular file"
             raise OSError(errno.EINVAL, what)
         self._fd = fd
-        self._fd_pid = os.getpid()
+        self._fd_pid = _FORKS[0]
         self._ends_at = -1  # a file we did not write last: look at its end
         return fd, st.st_size
 
@@ -501,6 +527,23 @@ class Journal:
             kept.append(line)
         write_atomic(self.path, b"".join(reversed(kept)))  # keeps the journal's mode (0600)
         self.close()  # the next append opens the new file
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+_string = json.encoder.encode_basestring  # a JSON string literal, as `ensure_ascii=False` writes it
+_NULL = "null"
+
+
+def _number(value: int | float) -> str:
+    """A number as `json.dumps` writes it (a time read back from a hand-edited line may be NaN or
+    infinite, and a trim writes it again)."""
+    if not isinstance(value, float):
+        return int.__repr__(value)
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
 
 
 def _str(value: object) -> str:

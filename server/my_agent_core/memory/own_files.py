@@ -4,16 +4,19 @@
 (a hard link, or a symbolic link from one name to another) would be written as two, and a memory file
 that is a symbolic link out of the folder would feed the prompt someone else's file. Every edit looks
 at all of them first, so this look is on the write path: the common case (no link among them) costs
-one `lstat` a name; a link anywhere takes the full look-up of `my_agent_core.paths`. It is not cached
-against the folder's stat: each edit's own rename stamps the folder's mtime from the kernel's coarse
-clock, and a foreign change (a link planted by a checkout) within the same tick would keep that
-stamp, so the cache would vouch for names it never looked at.
+one `lstat` a name; a link anywhere takes the full look-up of `my_agent_core.paths`. The lock takes
+the look right after its `flock` (it shows whether `.lock` is still the file held) and the edit uses
+that one. It is not cached from one edit to the next against the folder's stat: each edit's own
+rename stamps the folder's mtime from the kernel's coarse clock, and a foreign change (a link planted
+by a checkout) within the same tick would keep that stamp, so the cache would vouch for names it
+never looked at.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +30,10 @@ from my_agent_core.paths import (
     read_regular,
 )
 
-__all__ = ["OWN_NAMES", "OnDisk", "OwnFiles", "check_separate", "read_text", "signature"]
+__all__ = ["OWN_NAMES", "Look", "OnDisk", "OwnFiles", "check_separate", "read_text", "signature"]
+
+_FORMAT = 0o170000  # the file-type bits of `st_mode` (`stat.S_IFMT`)
+_LINK = stat.S_IFLNK
 
 #: The files of a memory folder that must stay separate files.
 OWN_NAMES = (*FILE_NAMES.values(), JOURNAL_NAME, LOCK_NAME)
@@ -49,24 +55,35 @@ def signature(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-class OwnFiles:
-    """The own files (`names`) of the folder `dir`, looked at together for each edit."""
+#: What one look at the own files found: each name's `lstat` (None: missing), in `names` order.
+Look = tuple[os.stat_result | None, ...]
 
-    __slots__ = ("_joined", "_paths", "dir", "names")
+
+class OwnFiles:
+    """The own files (`names`) of the folder `dir`, looked at together for each edit.
+
+    The lock takes that look right after its `flock` (it tells whether `.lock` is still the file
+    held) and hands it on (`offer`) to the edit it holds the folder for, whose `locate` then uses it
+    instead of looking again: one look an edit, taken under the lock, as before."""
+
+    __slots__ = ("_base", "_joined", "_offered", "_paths", "dir", "names")
 
     def __init__(self, folder: Path, names: tuple[str, ...]) -> None:
         self.dir = folder
         self.names = names
         self._paths = {name: folder / name for name in names}
+        #: The folder's absolute path when it was given as one (else joined for each look).
+        self._base = os.path.normpath(folder) if os.path.isabs(folder) else None
         # the names joined to the absolute folder they were joined to (a relative one follows cwd)
         self._joined: tuple[str, tuple[str, ...]] = ("", ())
+        # (thread, look): a look the lock took for the edit of that thread, used once
+        self._offered: tuple[int, Look] | None = None
 
-    def locate(self, name: str, *, every_pair: bool) -> tuple[Path, os.stat_result | None]:
-        """Where the file `name` really is and its stat (None: missing), from one look at the
-        folder's own files. Refused (`Unavailable`): a link out of the folder, and two own files
-        that are one, since a write of one would be a write of the other; with `every_pair` any
-        two, else only a pair that involves `name`."""
-        base = os.path.abspath(self.dir)
+    def look(self) -> Look:
+        """Each own name's `lstat` now (None: missing)."""
+        base = self._base
+        if base is None:  # a relative folder: joined to the working folder of now
+            base = os.path.abspath(self.dir)
         joined_to, paths = self._joined
         if joined_to != base:
             paths = tuple(os.path.join(base, own) for own in self.names)
@@ -74,14 +91,47 @@ class OwnFiles:
         found: list[os.stat_result | None] = []
         for joined in paths:
             try:
-                st: os.stat_result | None = os.lstat(joined)
+                found.append(os.lstat(joined))
             except OSError:
-                st = None
-            if st is not None and stat.S_ISLNK(st.st_mode):
+                found.append(None)
+        return tuple(found)
+
+    def offer(self, look: Look) -> None:
+        """Hand `look` (just taken under the lock) to this thread's next `locate`."""
+        self._offered = (threading.get_ident(), look)
+
+    def withdraw(self) -> None:
+        """Drop an offered look that was not used (the lock is being released)."""
+        self._offered = None
+
+    def locate(self, name: str, *, every_pair: bool) -> tuple[Path, os.stat_result | None]:
+        """Where the file `name` really is and its stat (None: missing), from one look at the
+        folder's own files (the one the lock just took, if it offered one). Refused
+        (`Unavailable`): a link out of the folder, and two own files that are one, since a write
+        of one would be a write of the other; with `every_pair` any two, else only a pair that
+        involves `name`."""
+        offered = self._offered
+        if offered is not None and offered[0] == threading.get_ident():
+            self._offered = None
+            found = offered[1]
+        else:
+            found = self.look()
+        inodes: set[tuple[int, int]] = set()
+        missing = 0
+        for st in found:
+            if st is None:
+                missing += 1
+            elif st.st_mode & _FORMAT == _LINK:
                 return self._locate_through_links(name, every_pair=every_pair)
-            found.append(st)
-        # No link: two names are one file only as hard links of one inode; the first such pair
-        # decides, as `FolderNames.aliased_pair` (the look-up through links) does.
+            else:
+                inodes.add((st.st_dev, st.st_ino))
+        if len(inodes) < len(found) - missing:  # two names are one file
+            self._refuse_hard_links(name, found, every_pair=every_pair)
+        return self._paths[name], found[self.names.index(name)]
+
+    def _refuse_hard_links(self, name: str, found: Look, *, every_pair: bool) -> None:
+        """No link among them, and still two names are one file: hard links of one inode. The
+        first such pair decides, as `FolderNames.aliased_pair` (the look-up through links) does."""
         seen: dict[tuple[int, int], str] = {}
         for own, st in zip(self.names, found, strict=True):
             if st is None:
@@ -90,8 +140,7 @@ class OwnFiles:
             if first != own:
                 if every_pair or name in (first, own):
                     raise self._one_file(first, own)
-                break
-        return self._paths[name], found[self.names.index(name)]
+                return
 
     def _locate_through_links(
         self, name: str, *, every_pair: bool

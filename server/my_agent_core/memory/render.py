@@ -36,6 +36,7 @@ from my_agent_core.memory.safety import SafetyIssue, describe, scan
 
 __all__ = [
     "ATTACHMENTS_TAG",
+    "BLOCKED_PREVIEW",
     "CONTEXT_TAG",
     "ESCAPE_MARK",
     "LISTING_FLOOR",
@@ -52,6 +53,7 @@ __all__ = [
     "cut",
     "looks_like_structure",
     "neutralize",
+    "one_line",
     "preview",
     "quote",
     "render_attachments",
@@ -621,10 +623,20 @@ def blocked_line(what: str, issues: Sequence[SafetyIssue], review: str = "") -> 
     return f"[BLOCKED: {what} was withheld because it {describe(list(issues))}.{tail}]"
 
 
+#: What a preview shows of an entry the scanner blocks.
+BLOCKED_PREVIEW = "[BLOCKED: an entry withheld from the prompt as unsafe, not quoted]"
+
+
 def preview(text: str, max_chars: int = PREVIEW_CHARS) -> str:
     """A one-line preview of an entry for success messages; a blocked entry is not quoted."""
     if scan(text):
-        return "[BLOCKED: an entry withheld from the prompt as unsafe, not quoted]"
+        return BLOCKED_PREVIEW
+    return one_line(text, max_chars)
+
+
+def one_line(text: str, max_chars: int = PREVIEW_CHARS) -> str:
+    """`text` on one line, bounded and neutralised: `preview` of text the scanner let through
+    (a pure function of the text, so callers may remember it)."""
     flat = " ".join(text.split())
     if len(flat) > max_chars:
         flat = flat[: max_chars - 1] + "…"

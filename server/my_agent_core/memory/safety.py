@@ -17,7 +17,9 @@ model to act without the user, to hide from the user, or to send data out, is.
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +36,7 @@ __all__ = [
     "SafetyIssue",
     "describe",
     "describe_finding",
+    "forget",
     "hidden_spans",
     "is_safe",
     "scan",
@@ -339,9 +342,25 @@ def phrase_issues(text: str, *, gate: bool = True) -> list[SafetyIssue]:
 # --- the API --------------------------------------------------------------------------------------
 
 
+#: Texts up to this long have their findings remembered (an entry is far shorter), at most
+#: `MEMO_SIZE` of them, the least recently used forgotten first.
+MEMO_CHARS = 4096
+MEMO_SIZE = 512
+
+
 def scan(text: str) -> list[SafetyIssue]:
     """Every unsafe span in `text`, in order of position (offsets into `text`): hidden characters,
-    the phrase rules, and the phrase rules on the text's disguises decoded (`safety_views`)."""
+    the phrase rules, and the phrase rules on the text's disguises decoded (`safety_views`).
+
+    Remembered per exact text (`_Memo`): an edit scans its new text, then quotes the entry it
+    replaces or removes, which was scanned when it was added or loaded; a reviewed edit runs its
+    rules twice. A remembered finding is only ever one of the same text under the same rules."""
+    if len(text) > MEMO_CHARS:
+        return _scan(text)
+    return list(_MEMO.findings(text))
+
+
+def _scan(text: str) -> list[SafetyIssue]:
     issues = set(_invisible_issues(text)) | set(phrase_issues(text))
     for rule_id, start, end in disguised_issues(text, _phrase_spans):
         rule = _BY_ID[rule_id]
@@ -351,6 +370,50 @@ def scan(text: str) -> list[SafetyIssue]:
 
 def _phrase_spans(view: str) -> list[tuple[str, int, int]]:
     return [(i.rule, i.start, i.end) for i in phrase_issues(view)]
+
+
+def _rules_in_force() -> tuple[object, ...]:
+    """What a scan's findings depend on besides the text: the rules and the checks that apply
+    them (a rule set or a check swapped at run time, as a test may do, is another key)."""
+    return (_ALL_RULES, _BY_ID, _AUTOMATON, _invisible_issues, phrase_issues, disguised_issues)
+
+
+class _Memo:
+    """The findings of the texts scanned last, each valid only for its exact text under the rules
+    it was scanned with: when `_rules_in_force` changes, everything remembered is forgotten.
+    Shared by threads (the language server scans on several): `lru_cache` is thread-safe, and a
+    change of rules is recorded under a lock."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rules = _rules_in_force()
+        self._cached = functools.lru_cache(maxsize=MEMO_SIZE)(_scan_tuple)
+
+    def findings(self, text: str) -> tuple[SafetyIssue, ...]:
+        rules = _rules_in_force()
+        if rules != self._rules:
+            with self._lock:
+                if rules != self._rules:
+                    self._cached.cache_clear()
+                    self._rules = rules
+        return self._cached(text)
+
+    def clear(self) -> None:
+        """Forget every remembered finding."""
+        self._cached.cache_clear()
+
+
+def _scan_tuple(text: str) -> tuple[SafetyIssue, ...]:
+    return tuple(_scan(text))
+
+
+_MEMO = _Memo()
+
+
+def forget() -> None:
+    """Forget every remembered finding: the next scan of any text scans it (a bench that times
+    the scanner itself, or a text's first rendering, starts from here)."""
+    _MEMO.clear()
 
 
 def is_safe(text: str) -> bool:

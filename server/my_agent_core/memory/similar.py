@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
+from typing import NamedTuple
 
 from my_agent_core.memory.normalize import fold
 from my_agent_core.memory.render import preview
@@ -63,21 +64,37 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(fold(text).lower())
 
 
+class _Features(NamedTuple):
+    """What one entry is compared by: its features, the Latin-script ones alone, and whether its
+    text has CJK characters (then the Latin-script overlap counts half)."""
+
+    all: frozenset[str]
+    latin: frozenset[str]
+    cjk: bool
+
+
 @lru_cache(maxsize=2048)
-def _features(text: str) -> frozenset[str]:
+def _features(text: str) -> _Features:
     """Latin words and CJK bigrams (a lone CJK character stands for itself), without stop words.
     Cached: a session compares each new entry with the same existing ones again and again."""
-    found: set[str] = set()
+    if text.isascii():  # no CJK token: the words alone (most entries)
+        found = frozenset(_TOKEN.findall(text.lower())) - _STOP
+        return _Features(found, found, False)
+    folded = fold(text).lower()
+    if _IS_CJK.search(folded) is None:
+        found = frozenset(_TOKEN.findall(folded)) - _STOP
+        return _Features(found, found, _IS_CJK.search(text) is not None)
+    collected: set[str] = set()
     run: list[str] = []
     end = -1
 
     def close_run() -> None:
         if len(run) == 1:
-            found.add(run[0])
-        found.update(a + b for a, b in pairwise(run))
+            collected.add(run[0])
+        collected.update(a + b for a, b in pairwise(run))
         run.clear()
 
-    for match in _TOKEN.finditer(fold(text).lower()):
+    for match in _TOKEN.finditer(folded):
         token = match.group()
         if _IS_CJK.match(token):
             if match.start() != end:
@@ -86,24 +103,29 @@ def _features(text: str) -> frozenset[str]:
             end = match.end()
             continue
         close_run()
-        found.add(token)
+        collected.add(token)
     close_run()
-    return frozenset(t for t in found if t not in _STOP and t not in _STOP_CJK)
+    found = frozenset(t for t in collected if t not in _STOP and t not in _STOP_CJK)
+    latin = frozenset(t for t in found if not _IS_CJK.match(t))
+    return _Features(found, latin, _IS_CJK.search(text) is not None)
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
+    if not a or not b:
+        return 0.0
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)
 
 
 def similarity(a: str, b: str) -> float:
     """How alike two entries are, from 0 (nothing shared) to 1 (the same words)."""
-    fa, fb = _features(a), _features(b)
-    score = _jaccard(fa, fb)
-    if _IS_CJK.search(a) or _IS_CJK.search(b):
-        latin_a = frozenset(t for t in fa if not _IS_CJK.match(t))
-        latin_b = frozenset(t for t in fb if not _IS_CJK.match(t))
-        if latin_a and latin_b:
-            score = (score + _jaccard(latin_a, latin_b)) / 2
+    return _score(_features(a), _features(b))
+
+
+def _score(fa: _Features, fb: _Features) -> float:
+    score = _jaccard(fa.all, fb.all)
+    if (fa.cjk or fb.cjk) and fa.latin and fb.latin:
+        score = (score + _jaccard(fa.latin, fb.latin)) / 2
     return score
 
 
@@ -121,12 +143,23 @@ def ranked(entries: Sequence[str], new: str, threshold: float = SIMILAR_THRESHOL
     (equal texts excluded: the store already treats an exact repeat as nothing to add)."""
     if len(new) > MAX_COMPARED_CHARS:
         return []
-    found = [
-        Similar(index, entry, similarity(entry, new))
-        for index, entry in enumerate(entries)
-        if entry != new and len(entry) <= MAX_COMPARED_CHARS
-    ]
-    return sorted((s for s in found if s.score >= threshold), key=lambda s: (-s.score, s.index))
+    compared = _features(new)
+    words, size = compared.all, len(compared.all)
+    found = []
+    for index, entry in enumerate(entries):
+        if entry == new or len(entry) > MAX_COMPARED_CHARS:
+            continue
+        features = _features(entry)
+        if features.cjk or compared.cjk:
+            score = _score(features, compared)
+        elif words and features.all:  # `_score` inline: an add compares with every entry
+            shared = len(features.all & words)
+            score = shared / (len(features.all) + size - shared)
+        else:
+            score = 0.0
+        if score >= threshold:
+            found.append(Similar(index, entry, score))
+    return sorted(found, key=lambda s: (-s.score, s.index))
 
 
 def most_similar(
