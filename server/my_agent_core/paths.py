@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from my_agent_core.layout import MEMORY_SUBDIR
+
 __all__ = [
     "FileTooLarge",
     "FolderNames",
@@ -109,7 +111,7 @@ def check_memory_folder(mem_dir: Path | str) -> None:
     mem = os.path.abspath(mem_dir)
     parent, name = os.path.split(mem)
     workspace, parent_name = os.path.split(parent)
-    if (parent_name, name) != _memory_subdir():
+    if (parent_name, name) != MEMORY_SUBDIR:
         return
     for link in (parent, mem):  # two lstat calls: this runs before every edit
         if os.path.islink(link) and not is_inside(workspace, link):
@@ -138,7 +140,7 @@ def check_memory_file(path: Path | str) -> None:
     folder linked out of its workspace and a file linked out of its memory folder. Any other path
     is taken as given (the caller named it)."""
     mem_dir = Path(os.path.abspath(path)).parent
-    if (mem_dir.parent.name, mem_dir.name) != _memory_subdir():
+    if (mem_dir.parent.name, mem_dir.name) != MEMORY_SUBDIR:
         return
     check_memory_folder(mem_dir)
     check_link_inside(mem_dir, path)
@@ -212,19 +214,6 @@ def aliased_pair(folder: Path | str, names: Iterable[str]) -> tuple[str, str] | 
     place through a second name would be written as two.
     """
     return look_up(folder, names).aliased_pair()
-
-
-_LAYOUT: list[tuple[str, str]] = []
-
-
-def _memory_subdir() -> tuple[str, str]:
-    if not _LAYOUT:
-        # Imported here, not at the top: importing the memory package loads the store, which uses
-        # this module.
-        from my_agent_core.memory.paths import MEMORY_SUBDIR
-
-        _LAYOUT.append(MEMORY_SUBDIR)
-    return _LAYOUT[0]
 
 
 def kind_of(mode: int) -> str:

@@ -20,7 +20,7 @@ import os
 import stat
 from pathlib import Path
 
-from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR
+from my_agent_core.layout import FILE_NAMES, MEMORY_SUBDIR
 from my_agent_core.paths import PathRefused, is_inside, kind_of, read_regular
 from my_agent_core.safe_write import make_folders, write_atomic
 

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from my_agent_core.memory.paths import MEMORY_SUBDIR
+from my_agent_core.layout import MEMORY_SUBDIR
 from my_agent_core.paths import PathRefused, read_regular, resolve_inside
 
 from .seams import BufferReader, TextSource

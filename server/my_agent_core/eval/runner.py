@@ -140,8 +140,8 @@ def _prepare(scenario: Scenario, workspace: Path, memory_dir: Path) -> None:
 
 
 def _entries(memory_dir: Path) -> dict[str, list[str]]:
+    from my_agent_core.layout import FILE_NAMES
     from my_agent_core.memory import MemoryStore
-    from my_agent_core.memory.paths import FILE_NAMES
 
     store = MemoryStore(memory_dir)
     store.load_from_disk()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from my_agent_core.memory.paths import TARGETS
+from my_agent_core.layout import TARGETS
 
 from .attachments import ContextRef, read_attachments
 from .chat_build import BuiltSession, ModelClients, SessionBuilder

@@ -18,14 +18,14 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from my_agent_core.memory import document as memdoc
-from my_agent_core.memory.paths import (
+from my_agent_core.layout import (
     FILE_NAMES,
     JOURNAL_NAME,
     TARGETS,
     memory_dir_of,
     target_of_file,
 )
+from my_agent_core.memory import document as memdoc
 from my_agent_core.paths import PathRefused, check_memory_folder, read_regular, resolve_inside
 
 from .buffer_merge import apply_buffer_edit, merged_buffer_edit

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from my_agent_core.memory.paths import FILE_NAMES, TARGETS
+from my_agent_core.layout import FILE_NAMES, TARGETS
 
 from .folders import record_json
 from .params import (

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from my_agent_core.layout import FILE_NAMES
 from my_agent_core.memory.document import normalize_entry
-from my_agent_core.memory.paths import FILE_NAMES
 from my_agent_core.memory.safety import describe, scan
 from my_agent_core.paths import PathRefused, read_regular, resolve_inside
 

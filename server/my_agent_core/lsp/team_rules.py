@@ -24,8 +24,8 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from my_agent_core.layout import FILE_NAMES, memory_dir_of
 from my_agent_core.memory.lint import driver_notice, merge_pair_findings
-from my_agent_core.memory.paths import FILE_NAMES, memory_dir_of
 
 from .params import invalid, opt_str, to_params
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from my_agent_core.layout import JOURNAL_NAME, memory_dir_of
 from my_agent_core.memory.document import Entry, serialize
 from my_agent_core.memory.lint import shortest_address
-from my_agent_core.memory.paths import JOURNAL_NAME, memory_dir_of
 from my_agent_core.paths import PathRefused, check_memory_folder
 
 from .convert import minimal_edit

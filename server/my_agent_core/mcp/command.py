@@ -81,9 +81,9 @@ def run(args: argparse.Namespace) -> int:
     """Serve until the client closes stdin; 2 when the memory folder or the provider is refused."""
     import anyio
 
+    from my_agent_core.layout import memory_dir_of
     from my_agent_core.memory.journal import MAX_RECORDS
     from my_agent_core.memory.location import open_store, resolve_user_profile
-    from my_agent_core.memory.paths import memory_dir_of
     from my_agent_core.memory.providers.base import ProviderFailed
     from my_agent_core.paths import PathRefused, check_memory_folder
 

@@ -18,6 +18,7 @@ import threading
 import time
 from types import TracebackType
 
+from my_agent_core.layout import LOCK_NAME
 from my_agent_core.memory import lock as flock_wait
 from my_agent_core.memory.errors import (
     MemoryEditError,
@@ -26,7 +27,6 @@ from my_agent_core.memory.errors import (
     Unavailable,
 )
 from my_agent_core.memory.own_files import OwnFiles
-from my_agent_core.memory.paths import LOCK_NAME
 
 __all__ = ["FolderHold", "LockFile"]
 

@@ -17,8 +17,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from my_agent_core.layout import FILE_NAMES, JOURNAL_NAME, LOCK_NAME
 from my_agent_core.memory.errors import Unavailable
-from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME
 from my_agent_core.paths import (
     FileTooLarge,
     PathRefused,

@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from my_agent_core.layout import FILE_NAMES, MEMORY_SUBDIR
 from my_agent_core.memory.document import budget_used
 from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
-from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR
 from my_agent_core.paths import PathRefused, read_regular
 from my_agent_core.safe_write import write_atomic
 from my_agent_core.team.merge import Merged, merge_texts

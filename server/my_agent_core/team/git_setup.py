@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR, memory_dir_of
+from my_agent_core.layout import FILE_NAMES, MEMORY_SUBDIR, memory_dir_of
 from my_agent_core.paths import PathRefused, check_memory_folder, read_regular
 from my_agent_core.private import PRIVATE_PATTERNS, ensure_ignored
 from my_agent_core.safe_write import make_folders, write_atomic
