@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from my_agent_core.memory.document import ENTRY_DELIMITER, normalize_entry, parse, serialize
+from my_agent_core.memory.merge import match_entries, merge_entries, merge_texts
 from my_agent_core.team.git_setup import git_setup
-from my_agent_core.team.merge import match_entries, merge_entries, merge_texts
 from tests.support.git_repo import MEMORY, GitRepo
 
 # ------------------------------------------------------------------------------------ the rules

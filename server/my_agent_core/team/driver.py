@@ -18,9 +18,9 @@ from typing import TextIO
 from my_agent_core.layout import FILE_NAMES, MEMORY_SUBDIR
 from my_agent_core.memory.document import budget_used
 from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
+from my_agent_core.memory.merge import Merged, merge_texts
 from my_agent_core.paths import PathRefused, read_regular
 from my_agent_core.safe_write import write_atomic
-from my_agent_core.team.merge import Merged, merge_texts
 
 __all__ = ["EXIT_MERGED", "EXIT_NOT_MERGED", "MAX_INPUT_BYTES", "DriverError", "run_driver"]
 
