@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from .api_key import RefuseKeyOnCommandLine
+from .approval import ApprovalRequest, Decision
 from .chat_endpoint import EndpointProblem, connect
-from .coding_tools.approval import ApprovalRequest, Decision
 from .terminal_text import VisibleStream, as_visible
 
 if TYPE_CHECKING:

@@ -26,10 +26,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from my_agent_core import __version__
+from my_agent_core import __version__, recall_cli
 from my_agent_core.layout import FILE_NAMES, MEMORY_SUBDIR, TARGETS, memory_dir_of
 from my_agent_core.mcp import command as mcp_command
-from my_agent_core import recall_cli
 from my_agent_core.team import commands as team_commands
 from my_agent_core.terminal_text import visible_output
 

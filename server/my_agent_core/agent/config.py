@@ -28,7 +28,7 @@ from .events import EventCallback
 from .usage import CachePolicy
 
 if TYPE_CHECKING:
-    from ..coding_tools.approval import Approver, DecisionListener
+    from ..approval import Approver, DecisionListener
     from ..memory.provenance import ApprovalMode
     from ..memory.providers import MemoryManager
     from ..memory.store import MemoryStore

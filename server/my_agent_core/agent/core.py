@@ -56,7 +56,7 @@ from .stream import StepResult, StreamCancelled, StreamingRequest, StreamWorker,
 from .usage import CacheMeter, CachePolicy, LastRequest, TurnUsage, Usage
 
 if TYPE_CHECKING:
-    from ..coding_tools.approval import Approver, DecisionListener
+    from ..approval import Approver, DecisionListener
     from ..memory.provenance import ApprovalMode
     from ..memory.providers import MemoryManager
     from ..memory.store import MemoryStore

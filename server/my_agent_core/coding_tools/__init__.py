@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from my_agent_core.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from my_agent_core.coding_tools.approval import (
+    from my_agent_core.approval import (
         ApprovalGate,
         ApprovalKind,
         ApprovalReason,
@@ -43,14 +43,14 @@ if TYPE_CHECKING:
 __getattr__ = lazy_exports(
     __name__,
     {
-        "ApprovalGate": "approval",
-        "ApprovalKind": "approval",
-        "ApprovalReason": "approval",
-        "ApprovalRequest": "approval",
-        "Approver": "approval",
-        "Decision": "approval",
-        "DecisionListener": "approval",
-        "command_is_preapproved": "approval",
+        "ApprovalGate": "..approval",
+        "ApprovalKind": "..approval",
+        "ApprovalReason": "..approval",
+        "ApprovalRequest": "..approval",
+        "Approver": "..approval",
+        "Decision": "..approval",
+        "DecisionListener": "..approval",
+        "command_is_preapproved": "..approval",
         "DiskApplier": "disk",
         "editor_ripgrep_paths": "ripgrep",
         "find_ripgrep": "ripgrep",

@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from my_agent_core.approval import ApprovalGate, Approver, DecisionListener
 from my_agent_core.tools import Tool
 
-from .approval import ApprovalGate, Approver, DecisionListener
 from .commands import OutputListener
 from .files import FileTools
 from .finding import FindTools
