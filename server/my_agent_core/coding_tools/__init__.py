@@ -33,11 +33,8 @@ if TYPE_CHECKING:
         FileChange,
     )
     from my_agent_core.coding_tools.settings import WorkspaceSettings
-    from my_agent_core.coding_tools.toolset import (
-        TOOL_NAMES,
-        make_workspace_tools,
-        workspace_instructions,
-    )
+    from my_agent_core.coding_tools.toolset import TOOL_NAMES, make_workspace_tools
+    from my_agent_core.prompt_text import workspace_instructions
 
 # Loaded on first use, so importing one seam does not import every tool.
 __getattr__ = lazy_exports(
@@ -63,7 +60,7 @@ __getattr__ = lazy_exports(
         "WorkspaceSettings": "settings",
         "TOOL_NAMES": "toolset",
         "make_workspace_tools": "toolset",
-        "workspace_instructions": "toolset",
+        "workspace_instructions": "..prompt_text",
     },
 )
 
