@@ -21,6 +21,7 @@ from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 from my_agent_core.memory.merge import Merged, merge_texts
 from my_agent_core.paths import PathRefused, read_regular
 from my_agent_core.safe_write import write_atomic
+from my_agent_core.terminal_text import visible
 
 __all__ = ["EXIT_MERGED", "EXIT_NOT_MERGED", "MAX_INPUT_BYTES", "DriverError", "run_driver"]
 
@@ -116,7 +117,7 @@ def _record_pairs(label: str, merged: Merged) -> None:
     path = Path(label)
     if path.is_absolute() or (path.parent.parent.name, path.parent.name) != MEMORY_SUBDIR:
         return
-    from my_agent_core.memory.merge_pairs import record_pairs
+    from my_agent_core.memory.merge_pairs import record_pairs  # here: start-up time (rarely)
 
     record_pairs(Path.cwd() / path.parent, path.name, merged.both_changed, merged.entries)
 
@@ -150,6 +151,4 @@ def _preview(text: str) -> str:
 def _clean(text: str) -> str:
     """Entry text and paths come from a repository: shown as every command line output is, its
     control and hidden characters as escapes (`terminal_text.visible`)."""
-    from my_agent_core.terminal_text import visible
-
     return visible(text)
