@@ -20,9 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..memory.memory_tool import make_memory_tool
+from ..memory.provenance import APPROVAL_MODES
+from ..memory.store import MemoryStore
 from ..tools import Tool, tool
 from .client import ModelClient, build_client
 from .compaction import CompactionSettings
+from .default_provider import choose_provider
 from .errors import AgentConfigError
 from .events import EventCallback
 from .usage import CachePolicy
@@ -31,7 +35,6 @@ if TYPE_CHECKING:
     from ..approval import Approver, DecisionListener
     from ..memory.provenance import ApprovalMode
     from ..memory.providers import MemoryManager
-    from ..memory.store import MemoryStore
     from ..trust import TaintTracker
     from .sessions import SessionRecord, SessionStore
 
@@ -147,15 +150,11 @@ def resolve(config: AgentConfig) -> AgentParts:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"session_meta must be JSON data (it is persisted): {exc}") from None
     tools = [t if isinstance(t, Tool) else tool(t) for t in config.tools]
-    from ..memory.provenance import APPROVAL_MODES  # here: the store's modules load with memory
-
     if config.memory_approval not in APPROVAL_MODES:
         raise ValueError(f"memory_approval must be one of {', '.join(APPROVAL_MODES)}")
     store = config.memory_store if config.memory_store is not None else _store(config.memory_dir)
     cancel_token = config.cancel_token if config.cancel_token is not None else CancelEvent()
     trust = _tracker(store, config.trust)
-    from .default_provider import choose_provider  # the archive unless told otherwise
-
     provider, owns_provider = choose_provider(config.provider, store)
     return AgentParts(
         model=model,
@@ -198,8 +197,6 @@ def _store(memory_dir: MemoryDir) -> MemoryStore | None:
     path = memory_dir_of(memory_dir)
     if path is None:
         return None
-    from ..memory import MemoryStore  # here: an agent without memory never loads the store
-
     return MemoryStore(path)
 
 
@@ -227,8 +224,7 @@ def _memory_tool(
         return None
     if given is not None:
         return given
-    from ..memory import make_memory_tool  # here: an agent without memory never loads the tool
-    from ..trust import MemoryTrust
+    from ..trust import MemoryTrust  # here: an agent without memory never loads the policy
 
     return make_memory_tool(
         store,
