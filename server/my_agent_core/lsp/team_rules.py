@@ -28,6 +28,7 @@ from my_agent_core.layout import FILE_NAMES, memory_dir_of
 from my_agent_core.memory.lint import driver_notice, merge_pair_findings
 
 from .params import invalid, opt_str, to_params
+from .publish import relint_folder
 
 if TYPE_CHECKING:
     from my_agent_core.memory.lint import Finding, PieceLayout
@@ -207,22 +208,9 @@ class TeamChecks:
             found = self._folders.get(key)
             if found is None:
                 found = self._folders[key] = FolderDriverStatus(
-                    key, lambda f: self.ls.post(self._changed, f)
+                    key, lambda f: self.ls.post(relint_folder, self.ls, f)
                 )
         return found
-
-    def _changed(self, folder: Path) -> None:
-        """On the event loop: the folder's answer changed; re-lint its open memory files."""
-        from .diagnostics import republish
-
-        buffers = [
-            buf
-            for buf in self.ls.buffers.memory_buffers()
-            if Path(os.path.realpath(buf.folder)) == folder
-        ]
-        for buf in buffers:
-            buf.workspace_changed()
-        republish(self.ls, buffers)
 
 
 _CHECKS: weakref.WeakKeyDictionary[Any, TeamChecks] = weakref.WeakKeyDictionary()

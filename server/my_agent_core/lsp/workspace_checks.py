@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 from lsprotocol import types
 
+from .publish import relint_folder
 from .uris import uri_to_path
 
 if TYPE_CHECKING:  # the context package is loaded when a memory file is first opened
@@ -87,7 +88,7 @@ class EditorWorkspaceChecks:
             from my_agent_core.context.service import WorkspaceChecks
 
             found = self._checks[key] = WorkspaceChecks(
-                key, on_change=lambda: self.ls.post(self._changed, key), start=False
+                key, on_change=lambda: self.ls.post(relint_folder, self.ls, key), start=False
             )
         self.ls.post(found.start)  # after the handler that asked: its diagnostics go out first
         self._watch()
@@ -173,19 +174,6 @@ class EditorWorkspaceChecks:
         with self._lock:
             for folder in [f for f in self._checks if f not in open_folders]:
                 self._checks.pop(folder).close()
-
-    def _changed(self, folder: Path) -> None:
-        """On the event loop: the workspace of `folder` changed; re-lint its open memory files."""
-        from .diagnostics import republish
-
-        buffers = [
-            buf
-            for buf in self.ls.buffers.memory_buffers()
-            if Path(os.path.realpath(buf.folder)) == folder
-        ]
-        for buf in buffers:
-            buf.workspace_changed()
-        republish(self.ls, buffers)
 
 
 def _owner(folders: list[Path], path: Path) -> Path | None:
