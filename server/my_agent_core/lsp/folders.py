@@ -26,6 +26,7 @@ from my_agent_core.layout import (
     target_of_file,
 )
 from my_agent_core.memory import document as memdoc
+from my_agent_core.memory.journal import Journal, JournalRecord
 from my_agent_core.paths import PathRefused, check_memory_folder, read_regular, resolve_inside
 
 from .buffer_merge import apply_buffer_edit, merged_buffer_edit
@@ -42,9 +43,9 @@ from .settings import Settings
 from .uris import norm_path, path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
-    from my_agent_core.memory.journal import JournalRecord
     from my_agent_core.memory.provenance import Provenance
     from my_agent_core.memory.store import MemoryStore
+    from my_agent_core.memory.store_types import WriteEvent
 
     from .server import MyAgentServer
 
@@ -126,8 +127,7 @@ def observed_store(
 
     Opened through `memory.location.open_store`, the one factory: with `myAgent.memory.userProfile`
     "global" its USER.md is the user's own profile, shared by every workspace."""
-    from my_agent_core.memory.location import open_store
-    from my_agent_core.memory.store import WriteEvent
+    from my_agent_core.memory.location import open_store  # here: the store loads on first use
 
     def listener(event: WriteEvent) -> None:
         on_write(event.target, event.before, event.record)
@@ -144,7 +144,7 @@ def observed_store(
 
 def record_json(record: JournalRecord) -> JournalEntryJson:
     """A journal record as the protocol sends it, with its summary in words."""
-    from my_agent_core.memory.origins import record_summary
+    from my_agent_core.memory.origins import record_summary  # here: start-up time (~2 ms)
 
     out: JournalEntryJson = {
         "id": record.id,
@@ -183,6 +183,7 @@ def entry_origins_json(
     store: MemoryStore, target: str, entries: list[str]
 ) -> list[EntryOriginJson]:
     """Who made each entry and from what (`memory/origins.py`), from the target's own history."""
+    # Here: start-up time (~2 ms; the Memory view asks after the first diagnostics).
     from my_agent_core.memory.origins import entry_origins, journal_records, origin_summary
 
     records = journal_records(store.folder(target) / JOURNAL_NAME)
@@ -414,8 +415,6 @@ class MemoryFolders:
         return last.id if last is not None else None
 
     def last_journal_record(self, folder_path: Path) -> JournalRecord | None:
-        from my_agent_core.memory.journal import Journal
-
         try:
             return Journal(memory_dir_of(folder_path) / JOURNAL_NAME).newest()
         except OSError:

@@ -232,7 +232,7 @@ async def promote(ls: MyAgentServer, args: Sequence[Any]) -> dict[str, Any]:
     if not getattr(result, "applied", False):
         why = getattr(result, "failure_reason", None) or "it was not applied"
         return _told(ls, False, f"{target.name} was not changed ({why}); memory is unchanged")
-    from my_agent_core.memory.store import MemoryEditError
+    from my_agent_core.memory.errors import MemoryEditError  # here: start-up time
 
     try:
         await asyncio.to_thread(store.remove, memory_file.target, entry, author="user")

@@ -124,7 +124,7 @@ class FolderDriverStatus:
                 self._running = False
 
     def _ask(self) -> tuple[DriverStatus | None, Signature | None]:
-        from my_agent_core.team.git_setup import driver_status
+        from my_agent_core.team.git_setup import driver_status  # here: start-up time
 
         try:
             status = driver_status(self.folder)
@@ -168,7 +168,7 @@ class TeamRules:
         if self._pairs is None or self._pairs[0] != signature:
             found: list[MergePair] = []
             if signature[0] is not None:
-                from my_agent_core.memory.merge_pairs import read_pairs
+                from my_agent_core.memory.merge_pairs import read_pairs  # only with a record
 
                 found = read_pairs(self.mem_dir, self.file_name)
             self._pairs = (signature, found)
@@ -238,7 +238,7 @@ def register(ls: MyAgentServer) -> None:
             )
 
         def run() -> GitSetupResult:
-            from my_agent_core.team.git_setup import GitSetupError, git_setup
+            from my_agent_core.team.git_setup import GitSetupError, git_setup  # start-up time
 
             try:
                 report = git_setup(folder.path)

@@ -10,7 +10,8 @@ rules read files of the folder locally and send nothing anywhere, so untrusted f
 checked too (as the base lint checks them). The watcher for every file is registered (dynamic
 registration) when the first index is started, so a session that never opens a memory file
 never gets the workspace's file events; a client without dynamic registration sends none, and
-the index then stays as built (no polling).
+the index then stays as built (no polling). The rules themselves (`my_agent_core.context`) are
+imported inside the functions below, when a folder first needs them: start-up time.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class _NoWorkspace:
     """The rules of a memory file outside the editor's folders: those that need no workspace."""
 
     def __init__(self) -> None:
-        from my_agent_core.context.rules import WorkspaceRules
+        from my_agent_core.context.rules import WorkspaceRules  # here: start-up time (see the top)
 
         self.rules: WorkspaceRules = WorkspaceRules(None)
 
@@ -85,7 +86,7 @@ class EditorWorkspaceChecks:
                 if self._outside is None:
                     self._outside = _NoWorkspace()
                 return self._outside
-            from my_agent_core.context.service import WorkspaceChecks
+            from my_agent_core.context.service import WorkspaceChecks  # here: start-up time
 
             found = self._checks[key] = WorkspaceChecks(
                 key, on_change=lambda: self.ls.post(relint_folder, self.ls, key), start=False
@@ -130,7 +131,7 @@ class EditorWorkspaceChecks:
             folders = list(self._checks)
         if not folders:
             return  # no memory file opened yet: no index to keep
-        from my_agent_core.context.events import FileEvent
+        from my_agent_core.context.events import FileEvent  # here: start-up time (see the top)
 
         by_folder: dict[Path, list[FileEvent]] = {}
         for change in changes:
@@ -149,7 +150,7 @@ class EditorWorkspaceChecks:
             folders = list(self._checks)
         if not folders:
             return
-        from my_agent_core.context.events import FileEvent
+        from my_agent_core.context.events import FileEvent  # here: start-up time (see the top)
 
         by_folder: dict[Path, list[FileEvent]] = {}
         for item in files:

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     """Serve until the client closes stdin; 2 when the memory folder or the provider is refused."""
     import anyio  # here: start-up time (the SDK's loop; see the top)
 
-    from my_agent_core.memory.journal import MAX_RECORDS
+    from my_agent_core.memory.journal import MAX_RECORDS  # here: start-up time (see the top)
     from my_agent_core.memory.providers.base import ProviderFailed
     from my_agent_core.paths import PathRefused, check_memory_folder
 

@@ -114,7 +114,7 @@ def open_store(
     if (folder is None) == (mem_dir is None):
         raise TypeError("open_store takes a workspace folder or mem_dir=, exactly one of them")
     memory = Path(mem_dir) if mem_dir is not None else memory_dir_of(folder or ".")
-    from my_agent_core.memory.store import MemoryStore
+    from my_agent_core.memory.store import MemoryStore  # here: start-up time (my-agent parsers)
 
     return MemoryStore(
         memory,
