@@ -22,6 +22,7 @@ __all__ = [
     "FileTooLarge",
     "FolderNames",
     "Named",
+    "NotOwned",
     "PathRefused",
     "aliased_pair",
     "check_link_inside",
@@ -30,6 +31,7 @@ __all__ = [
     "is_inside",
     "kind_of",
     "look_up",
+    "owned_by_user",
     "read_regular",
     "read_tail",
     "resolve_inside",
@@ -216,6 +218,41 @@ def aliased_pair(folder: Path | str, names: Iterable[str]) -> tuple[str, str] | 
     return look_up(folder, names).aliased_pair()
 
 
+class NotOwned(PathRefused):
+    """A file or folder that only this user's program makes is not that: another kind (a link, a
+    FIFO), another owner, or open to others. `wrong_kind` tells the first case from the others;
+    `st` is what `lstat` found."""
+
+    def __init__(self, path: Path, st: os.stat_result, *, wrong_kind: bool) -> None:
+        what = (
+            kind_of(st.st_mode)
+            if wrong_kind
+            else (f"mode {stat.S_IMODE(st.st_mode):04o}, owned by uid {st.st_uid}")
+        )
+        super().__init__(f"{path} is {what}")
+        self.st = st
+        self.wrong_kind = wrong_kind
+
+
+def owned_by_user(
+    path: Path, *, folder: bool = False, closed_to: int = 0o077
+) -> os.stat_result | None:
+    """`lstat(path)` when it is a real regular file (a real folder with `folder`) of this user that
+    has none of the `closed_to` mode bits (0o077: owner-only; 0o022: nobody else may change it);
+    None when it does not exist. A link is never followed. Raises `NotOwned` when it is something
+    else, and the `OSError` of a path that cannot be looked at."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    is_kind = stat.S_ISDIR if folder else stat.S_ISREG
+    if not is_kind(st.st_mode):
+        raise NotOwned(path, st, wrong_kind=True)
+    if st.st_uid != os.getuid() or st.st_mode & closed_to:
+        raise NotOwned(path, st, wrong_kind=False)
+    return st
+
+
 def kind_of(mode: int) -> str:
     """A person's name for a file type (for messages)."""
     if stat.S_ISDIR(mode):
@@ -230,6 +267,8 @@ def kind_of(mode: int) -> str:
         return "a socket"
     if stat.S_ISLNK(mode):
         return "a symbolic link"
+    if stat.S_ISREG(mode):
+        return "a regular file"
     return "not a regular file"
 
 

@@ -271,22 +271,26 @@ class MemoryFolders:
         session_id: str | None,
         journal_error: str | None = None,
     ) -> None:
-        """From a store's thread: remember the write as ours and announce it on the event loop.
+        """From a store's thread: remember the write as ours, announce it on the event loop and
+        merge it into a dirty open buffer.
 
         `journal_error`: the writing store could not record the edit in its history (the edit
         itself is saved); the announcement carries it so the user learns that undo will miss it.
         """
         self.own_writes.add(record.id)
-        self.ls.post(
-            self.handle_write,
-            folder_path,
-            target,
-            before,
-            record,
-            source,
-            session_id,
-            journal_error,
-        )
+
+        def on_loop() -> None:
+            self.announce(
+                folder_path,
+                target,
+                source,
+                session_id=session_id,
+                journal_id=record.id,
+                journal_error=journal_error,
+            )
+            self.merge_into_open_buffers(folder_path, target, before, record)
+
+        self.ls.post(on_loop)
 
     def drop_stores(self) -> None:
         """Forget the panel stores (the limits changed); they are rebuilt on next use."""
@@ -388,27 +392,6 @@ class MemoryFolders:
             except Exception:
                 logger.exception("memory-changed callback failed")
         return True
-
-    def handle_write(
-        self,
-        folder_path: Path,
-        target: str,
-        before: str | None,
-        record: JournalRecord,
-        source: str,
-        session_id: str | None,
-        journal_error: str | None = None,
-    ) -> None:
-        """A store in this process wrote: announce it and merge it into a dirty open buffer."""
-        self.announce(
-            folder_path,
-            target,
-            source,
-            session_id=session_id,
-            journal_id=record.id,
-            journal_error=journal_error,
-        )
-        self.merge_into_open_buffers(folder_path, target, before, record)
 
     def last_journal_id(self, folder_path: Path) -> str | None:
         last = self.last_journal_record(folder_path)
