@@ -11,6 +11,7 @@ import pytest
 from my_agent_core.paths import (
     FileTooLarge,
     NotOwned,
+    NotText,
     PathRefused,
     aliased_pair,
     check_link_inside,
@@ -20,6 +21,7 @@ from my_agent_core.paths import (
     owned_by_user,
     read_regular,
     read_tail,
+    read_text,
     resolve_inside,
 )
 
@@ -338,3 +340,30 @@ def test_owned_by_user_never_follows_a_link_nor_takes_another_kind(tmp_path: Pat
         with pytest.raises(NotOwned, match=what) as caught:
             owned_by_user(path, folder=as_folder)
         assert caught.value.wrong_kind
+
+
+# ---------------------------------------------------------------------------- read_text
+
+
+def test_read_text_decodes_a_named_file(tmp_path: Path) -> None:
+    path = tmp_path / "notes.md"
+    path.write_bytes("\ufeffcafé\n".encode())
+    assert read_text(path, max_bytes=100) == "\ufeffcafé\n"  # the BOM is text unless asked
+    assert read_text(path, max_bytes=100, bom=True) == "café\n"
+    assert read_text(tmp_path / "missing", max_bytes=100) is None
+
+
+def test_read_text_refuses_what_is_not_utf8_text(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.md"
+    latin.write_bytes(b"caf\xe9")
+    with pytest.raises(NotText, match=r"notes is not valid UTF-8 \(bad byte at offset 3\)") as bad:
+        read_text(latin, max_bytes=100, name="notes")
+    assert bad.value.offset == 3
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(PathRefused, match="FIFO"):
+        read_text(fifo, max_bytes=100)
+    big = tmp_path / "big.md"
+    big.write_text("x" * 101)
+    with pytest.raises(FileTooLarge):
+        read_text(big, max_bytes=100)

@@ -23,6 +23,7 @@ __all__ = [
     "FolderNames",
     "Named",
     "NotOwned",
+    "NotText",
     "PathRefused",
     "aliased_pair",
     "check_link_inside",
@@ -34,6 +35,7 @@ __all__ = [
     "owned_by_user",
     "read_regular",
     "read_tail",
+    "read_text",
     "resolve_inside",
 ]
 
@@ -299,6 +301,31 @@ def read_regular(
             raise _too_large(label, len(data), max_bytes)
         data = data[:max_bytes]
     return data
+
+
+class NotText(PathRefused):
+    """A file read as text that is not UTF-8 (`offset`: the first byte that is not)."""
+
+    def __init__(self, label: str, offset: int) -> None:
+        super().__init__(
+            f"{label} is not valid UTF-8 (bad byte at offset {offset}); it is not read."
+        )
+        self.offset = offset
+
+
+def read_text(
+    path: Path | str, *, max_bytes: int, name: str | None = None, bom: bool = False
+) -> str | None:
+    """`read_regular` decoded as UTF-8 (without a leading BOM when `bom`): None when the file does
+    not exist; `NotText` when it is not UTF-8, with `read_regular`'s other refusals."""
+    label = name or str(path)
+    data = read_regular(path, max_bytes=max_bytes, name=label)
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotText(label, exc.start) from None
 
 
 def read_tail(

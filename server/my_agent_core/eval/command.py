@@ -181,18 +181,14 @@ def _scenarios(args: argparse.Namespace) -> list[Scenario]:
 def _instructions(path: Path | None) -> str | None:
     if path is None:
         return None
-    from my_agent_core.paths import PathRefused, read_regular  # here: start-up time
+    from my_agent_core.paths import PathRefused, read_text  # here: start-up time
 
     try:
-        raw = read_regular(path, max_bytes=INSTRUCTIONS_MAX_BYTES, name=str(path))
+        text = read_text(path, max_bytes=INSTRUCTIONS_MAX_BYTES, name=str(path))
     except PathRefused as exc:
         raise _ConfigError(f"--instructions: {exc}") from None
-    if raw is None:
+    if text is None:
         raise _ConfigError(f"--instructions: {path} does not exist")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _ConfigError(f"--instructions: {path} is not UTF-8 text") from None
     if not text.strip():
         raise _ConfigError(f"--instructions: {path} is empty")
     return text

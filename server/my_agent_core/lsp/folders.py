@@ -27,7 +27,12 @@ from my_agent_core.layout import (
 )
 from my_agent_core.memory import document as memdoc
 from my_agent_core.memory.journal import Journal, JournalRecord
-from my_agent_core.paths import PathRefused, check_memory_folder, read_regular, resolve_inside
+from my_agent_core.paths import (
+    PathRefused,
+    check_memory_folder,
+    read_text,
+    resolve_inside,
+)
 
 from .buffer_merge import apply_buffer_edit, merged_buffer_edit
 from .params import invalid, to_plain
@@ -91,15 +96,10 @@ def read_memory_text(mem_dir: Path, target: str) -> tuple[str | None, str | None
         check_memory_folder(mem_dir)
         check_separate(mem_dir, name)
         real = resolve_inside(mem_dir, name, what=name)
-        data = read_regular(real, max_bytes=MEMORY_FILE_MAX_BYTES, name=name)
+        text = read_text(real, max_bytes=MEMORY_FILE_MAX_BYTES, name=name)
     except PathRefused as exc:
         return None, str(exc)
-    if data is None:
-        return "", None
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        return None, f"{name} is not valid UTF-8 (bad byte at offset {exc.start}); it is not read."
+    return (text if text is not None else ""), None
 
 
 @dataclass

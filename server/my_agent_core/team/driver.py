@@ -19,7 +19,7 @@ from my_agent_core.layout import FILE_NAMES, MEMORY_SUBDIR
 from my_agent_core.memory.document import budget_used
 from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
 from my_agent_core.memory.merge import Merged, merge_texts
-from my_agent_core.paths import PathRefused, read_regular
+from my_agent_core.paths import NotText, PathRefused, read_text
 from my_agent_core.safe_write import write_atomic
 from my_agent_core.terminal_text import visible
 
@@ -73,18 +73,15 @@ def _read(role: str, path: str) -> str:
     """One version's text ("" when the file does not exist); DriverError when it cannot be read."""
     name = f"{role} version {path}"
     try:
-        data = read_regular(path, max_bytes=MAX_INPUT_BYTES, name=name)
-    except PathRefused as exc:
-        raise DriverError(f"{exc} Not merged: resolve the conflict by hand.") from None
-    if data is None:
-        return ""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
+        text = read_text(path, max_bytes=MAX_INPUT_BYTES, name=name)
+    except NotText as exc:
         raise DriverError(
-            f"the {name} is not valid UTF-8 (bad byte at offset {exc.start}); not merged, so git "
+            f"the {name} is not valid UTF-8 (bad byte at offset {exc.offset}); not merged, so git "
             "reports a conflict and keeps ours as it was. Fix the encoding, then merge again."
         ) from None
+    except PathRefused as exc:
+        raise DriverError(f"{exc} Not merged: resolve the conflict by hand.") from None
+    return text if text is not None else ""
 
 
 def _refuse_link(path: str) -> None:
