@@ -37,6 +37,7 @@ __all__ = [
     "read_tail",
     "read_text",
     "resolve_inside",
+    "size_text",
 ]
 
 _READ_CHUNK = 1 << 16
@@ -405,7 +406,7 @@ def _read_at_most(fd: int, limit: int, label: str) -> bytes:
 
 def _too_large(label: str, size: int, limit: int) -> FileTooLarge:
     return FileTooLarge(
-        f"{label} is {_size(size)}, more than the {_size(limit)} this reader accepts; it is not read.",
+        f"{label} is {size_text(size)}, more than the {size_text(limit)} this reader accepts; it is not read.",
         size,
         limit,
     )
@@ -421,7 +422,8 @@ def _refusal(label: str, exc: OSError) -> PathRefused:
     return PathRefused(f"{label} cannot be read: {exc.strerror or exc}.")
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """A byte count as a person reads it: `512 bytes`, `3.5 KiB`, `8.0 MiB`."""
     if n < 1024:
         return f"{n} bytes"
     if n < 1024 * 1024:

@@ -21,7 +21,7 @@ import stat
 from pathlib import Path
 
 from my_agent_core.layout import FILE_NAMES, MEMORY_SUBDIR
-from my_agent_core.paths import PathRefused, is_inside, kind_of, read_regular
+from my_agent_core.paths import NotText, PathRefused, is_inside, kind_of, read_text
 from my_agent_core.safe_write import make_folders, write_atomic
 
 __all__ = [
@@ -122,12 +122,11 @@ def ensure_ignored(base: Path, patterns: list[str]) -> str | None:
     if st is not None and not stat.S_ISREG(st.st_mode):
         return _note(gitignore, f"is {kind_of(st.st_mode)}, not a plain file, so it is left alone")
     try:
-        data = read_regular(gitignore, max_bytes=_MAX_GITIGNORE_BYTES, name=str(gitignore)) or b""
-        existing = data.decode("utf-8")
+        existing = read_text(gitignore, max_bytes=_MAX_GITIGNORE_BYTES, name=str(gitignore)) or ""
+    except NotText:
+        return _note(gitignore, "is not UTF-8 text, so it is left alone")
     except PathRefused as exc:
         return _note(gitignore, f"is not read ({exc})")
-    except UnicodeDecodeError:
-        return _note(gitignore, "is not UTF-8 text, so it is left alone")
     have = {line.strip() for line in existing.splitlines()}
     missing = [p for p in patterns if p not in have]
     if not missing:

@@ -533,24 +533,37 @@ async def pull_configuration(ls: MyAgentServer) -> bool:
 
 async def register_watcher(ls: MyAgentServer) -> None:
     """Ask the client to watch the memory files (dynamic registration only)."""
+    if await ask_to_watch(ls, "memory", WATCH_GLOB):
+        ls.watcher_registered = True
+
+
+def can_watch(ls: MyAgentServer) -> bool:
+    """Whether the client registers file watchers on request (dynamic registration)."""
     caps = ls.client_capabilities.workspace
     watched = caps.did_change_watched_files if caps else None
-    if not (watched and watched.dynamic_registration):
-        return
+    return bool(watched and watched.dynamic_registration)
+
+
+async def ask_to_watch(ls: MyAgentServer, name: str, glob: str) -> bool:
+    """Ask the client to report the files matching `glob` (`workspace/didChangeWatchedFiles`); True
+    when it agreed, False when it cannot (no dynamic registration) or refused (logged)."""
+    if not can_watch(ls):
+        return False
     registration = types.Registration(
-        id=f"my-agent-memory-watch-{uuid.uuid4().hex[:8]}",
+        id=f"my-agent-{name}-watch-{uuid.uuid4().hex[:8]}",
         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
         register_options=types.DidChangeWatchedFilesRegistrationOptions(
-            watchers=[types.FileSystemWatcher(glob_pattern=WATCH_GLOB)]
+            watchers=[types.FileSystemWatcher(glob_pattern=glob)]
         ),
     )
     try:
         await ls.client_register_capability_async(
             types.RegistrationParams(registrations=[registration])
         )
-        ls.watcher_registered = True
     except Exception as exc:
-        logger.info("client/registerCapability failed: %s", exc)
+        logger.info("client/registerCapability (%s watcher) failed: %s", name, exc)
+        return False
+    return True
 
 
 def memory_file_of(uri: object) -> MemoryFile | None:

@@ -20,13 +20,13 @@ import asyncio
 import logging
 import os
 import threading
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from lsprotocol import types
 
+from .folders import ask_to_watch, can_watch
 from .publish import relint_folder
 from .uris import uri_to_path
 
@@ -72,7 +72,7 @@ class EditorWorkspaceChecks:
         self._lock = threading.Lock()
         self._outside: _NoWorkspace | None = None
         self._watching = False
-        self._registering: asyncio.Task[None] | None = None
+        self._registering: asyncio.Task[bool] | None = None
 
     def checks_for(self, folder: Path) -> WorkspaceChecks | _NoWorkspace:
         """The checks of a workspace folder (started on first use), or the workspace-free rules
@@ -100,30 +100,14 @@ class EditorWorkspaceChecks:
         if self._watching:
             return
         self._watching = True
-        caps = self.ls.client_capabilities.workspace
-        watched = caps.did_change_watched_files if caps else None
-        if not (watched and watched.dynamic_registration):
+        if not can_watch(self.ls):
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._registering = loop.create_task(self._register_watcher())  # kept: not collected
-
-    async def _register_watcher(self) -> None:
-        registration = types.Registration(
-            id=f"my-agent-workspace-watch-{uuid.uuid4().hex[:8]}",
-            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-            register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                watchers=[types.FileSystemWatcher(glob_pattern=WATCH_ALL_GLOB)]
-            ),
-        )
-        try:
-            await self.ls.client_register_capability_async(
-                types.RegistrationParams(registrations=[registration])
-            )
-        except Exception as exc:
-            logger.info("client/registerCapability (workspace watcher) failed: %s", exc)
+        # kept: a task nobody holds may be collected before it runs
+        self._registering = loop.create_task(ask_to_watch(self.ls, "workspace", WATCH_ALL_GLOB))
 
     def file_events(self, changes: Sequence[types.FileEvent]) -> None:
         """`workspace/didChangeWatchedFiles`: hand each folder its events (applied off the loop)."""
