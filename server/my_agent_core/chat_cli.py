@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from .approval import ApprovalRequest, Decision
 from .chat_endpoint import EndpointProblem, add_endpoint_arguments, connect
+from .layout import memory_dir_of
 from .memory.safety import describe, scan
 from .prompt_text import coding_instructions
 from .terminal_text import VisibleStream, as_visible, is_terminal
@@ -215,7 +216,7 @@ def _chat(
 
     memory_dir: Path | Literal[False] = False
     if not getattr(args, "no_memory", False):
-        memory_dir = getattr(args, "memory_dir", None) or Path.cwd() / ".my_agent_core" / "memory"
+        memory_dir = getattr(args, "memory_dir", None) or memory_dir_of(Path.cwd())
     view = _View(out, err)
     cancel = threading.Event()
     approver = TerminalApprover(cancel)

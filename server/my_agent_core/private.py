@@ -32,6 +32,7 @@ __all__ = [
     "ensure_ignored",
     "keep_private",
     "keep_private_memory",
+    "make_memory_dir",
     "private_dir",
 ]
 
@@ -66,6 +67,22 @@ def keep_private(folder: Path | str) -> Path:
     base = make_folders(folder, _BASE)
     ensure_ignored(base, PRIVATE_PATTERNS)
     return base
+
+
+def make_memory_dir(mem_dir: Path | str, *, mode: int = 0o777) -> Path:
+    """The memory folder `mem_dir`, created if need be. In a workspace's layout
+    (`<folder>/.my_agent_core/memory`) never through a link (a cloned repository could plant
+    `.my_agent_core` or `memory` as one, aimed at your files) and with the private files git-ignored
+    first (`keep_private`); any other folder (one the user named: `--memory-dir`, `--dir`, the
+    global profile) as given, its parents included. Raises `PathRefused` or OSError."""
+    mem = Path(os.path.abspath(mem_dir))
+    if (mem.parent.name, mem.name) != MEMORY_SUBDIR:
+        mem.mkdir(mode=mode, parents=True, exist_ok=True)
+        return Path(mem_dir)
+    workspace = mem.parent.parent
+    keep_private(workspace)
+    make_folders(workspace, _BASE, _MEMORY, mode=mode)
+    return Path(mem_dir)
 
 
 def keep_private_memory(mem_dir: Path | str) -> None:

@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..layout import memory_dir_of
 from ..memory.memory_tool import make_memory_tool
 from ..memory.provenance import APPROVAL_MODES
 from ..memory.store import MemoryStore
+from ..private import make_memory_dir
 from ..tools import Tool, tool
 from .client import ModelClient, build_client
 from .compaction import CompactionSettings
@@ -39,20 +41,18 @@ if TYPE_CHECKING:
     from .sessions import SessionRecord, SessionStore
 
 __all__ = [
-    "CWD_MEMORY_DIR",
     "DEFAULT_MAX_STEPS",
     "MEMORY_TOOL_NAME",
     "AgentConfig",
     "AgentParts",
     "CancelEvent",
     "MemoryDir",
-    "memory_dir_of",
     "resolve",
+    "resolve_memory_dir",
 ]
 
 DEFAULT_MAX_STEPS = 20
 MEMORY_TOOL_NAME = "memory"
-CWD_MEMORY_DIR = Path(".my_agent_core") / "memory"
 CancelEvent = threading.Event
 #: None: `<cwd>/.my_agent_core/memory` if it exists, else no memory; False: no memory; a path:
 #: that folder, created if missing (docs/contract.md).
@@ -179,22 +179,21 @@ def resolve(config: AgentConfig) -> AgentParts:
     )
 
 
-def memory_dir_of(memory_dir: MemoryDir) -> Path | None:
-    """The memory folder `memory_dir` names (created when it is a path), None for no memory."""
+def resolve_memory_dir(memory_dir: MemoryDir) -> Path | None:
+    """The memory folder `memory_dir` names (created when it is a path, never through a link a
+    repository planted: `private.make_memory_dir`), None for no memory."""
     if memory_dir is False:
         return None
     if memory_dir is None:
-        candidate = Path.cwd() / CWD_MEMORY_DIR
+        candidate = memory_dir_of(Path.cwd())
         return candidate if candidate.is_dir() else None
     if memory_dir is True or not isinstance(memory_dir, (str, os.PathLike)):
         raise TypeError("memory_dir must be None, False or a path")
-    path = Path(memory_dir).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return make_memory_dir(Path(memory_dir).expanduser())
 
 
 def _store(memory_dir: MemoryDir) -> MemoryStore | None:
-    path = memory_dir_of(memory_dir)
+    path = resolve_memory_dir(memory_dir)
     if path is None:
         return None
     return MemoryStore(path)
