@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 import quick
 from my_agent_core.memory.document import budget_used, serialize
 from my_agent_core.memory.limits import MAX_FILE_BYTES
+from my_agent_core.memory.merge import merge_texts
 from my_agent_core.team.git_setup import driver_command
-from my_agent_core.team.merge import merge_texts
 
 TARGET_MS = 100.0
 WORST_TARGET_MS = 500.0

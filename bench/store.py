@@ -38,9 +38,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 import quick
+from my_agent_core.layout import FILE_NAMES, JOURNAL_NAME, LOCK_NAME, TARGETS, memory_dir_of
 from my_agent_core.memory import MemoryStore, Operation, edits, serialize
 from my_agent_core.memory.lock_file import FolderHold
-from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME, TARGETS, memory_dir_of
 from my_agent_core.memory.safety import scan
 from my_agent_core.memory.store_folder import StoreFolder
 from my_agent_core.safe_write import write_atomic

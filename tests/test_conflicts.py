@@ -32,8 +32,8 @@ from my_agent_core.memory.lint import (
     lint,
     select_edits,
 )
+from my_agent_core.memory.merge import merge_texts
 from my_agent_core.memory.merge_pairs import read_pairs
-from my_agent_core.team.merge import merge_texts
 from tests.support.git_repo import MEMORY, GitRepo
 
 BASE = [

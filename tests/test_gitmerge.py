@@ -4,6 +4,7 @@ on files, and real git merges, rebases and cherry-picks through the registered d
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -15,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from my_agent_core.memory.document import ENTRY_DELIMITER, normalize_entry, parse, serialize
-from my_agent_core.team.git_setup import git_setup
-from my_agent_core.team.merge import match_entries, merge_entries, merge_texts
+from my_agent_core.memory.limits import MAX_FILE_BYTES
+from my_agent_core.memory.merge import match_entries, merge_entries, merge_texts
+from my_agent_core.team.git_setup import DRIVER_NAME, git_setup
 from tests.support.git_repo import MEMORY, GitRepo
 
 # ------------------------------------------------------------------------------------ the rules
@@ -249,6 +251,45 @@ def test_driver_refuses_undecodable_input_and_leaves_ours_alone(tmp_path: Path) 
     assert ours.read_bytes() == before
 
 
+def facts(tag: str, total_bytes: int) -> list[str]:
+    """Entries of about 1 KiB, distinct, filling about `total_bytes` once serialised."""
+    return [f"{tag} fact {i}: " + "x" * 1000 for i in range(total_bytes // 1008)]
+
+
+def test_driver_refuses_a_version_larger_than_the_store_reads_and_leaves_ours_alone(
+    tmp_path: Path,
+) -> None:
+    base, ours, theirs = write_versions(tmp_path, BASE, [*BASE, "ours: added"], BASE)
+    theirs.write_text(serialize(facts("theirs", MAX_FILE_BYTES + 4096)), encoding="utf-8")
+    before = ours.read_bytes()
+    result = run_driver(base, ours, theirs, ".my_agent_core/memory/MEMORY.md")
+    assert result.returncode == 1
+    assert "theirs version" in result.stderr and "more than the 256.0 KiB" in result.stderr
+    assert "theirs stays in git's index" in result.stderr
+    assert ours.read_bytes() == before
+
+
+def test_driver_refuses_a_merge_larger_than_the_store_reads(tmp_path: Path) -> None:
+    """Each side fits; both together would not: nothing is written, both texts stay."""
+    ours_entries, theirs_entries = facts("ours", 150_000), facts("theirs", 150_000)
+    base, ours, theirs = write_versions(tmp_path, [], ours_entries, theirs_entries)
+    before = ours.read_bytes()
+    result = run_driver(base, ours, theirs, ".my_agent_core/memory/MEMORY.md")
+    assert result.returncode == 1
+    assert "the merged file would be" in result.stderr and "256.0 KiB" in result.stderr
+    assert ours.read_bytes() == before
+
+
+def test_driver_merges_a_version_just_under_the_limit(tmp_path: Path) -> None:
+    """The benign twin: a side as large as the store reads merges as any other."""
+    big = facts("theirs", MAX_FILE_BYTES - 4096)
+    base, ours, theirs = write_versions(tmp_path, [], [], big)
+    assert MAX_FILE_BYTES - 8192 < theirs.stat().st_size <= MAX_FILE_BYTES
+    result = run_driver(base, ours, theirs, ".my_agent_core/memory/MEMORY.md")
+    assert result.returncode == 0, result.stderr
+    assert parse(ours.read_text(encoding="utf-8")).entry_texts == big
+
+
 def test_driver_does_not_hang_on_a_fifo_nor_write_through_a_link(tmp_path: Path) -> None:
     base, ours, theirs = write_versions(tmp_path, BASE, BASE, BASE)
     fifo = tmp_path / "fifo.md"
@@ -435,6 +476,35 @@ def test_an_undecodable_side_is_a_conflict_and_ours_is_left_as_it_was(repo: GitR
     assert "not valid UTF-8" in done.stdout + done.stderr
     assert repo.memory_path.read_text(encoding="utf-8") == serialize([*BASE, "main: added"])
     assert "UU " + MEMORY.as_posix() in repo.git("status", "--porcelain").stdout
+
+
+def test_a_side_larger_than_the_store_reads_is_a_conflict_with_both_texts_kept(
+    repo: GitRepo,
+) -> None:
+    """What git does with the driver's non-zero exit: the merge stops with a conflict, the work
+    tree keeps ours as the driver left it (untouched), and the index keeps every version: theirs
+    whole at stage 3, ours at stage 2. Nothing is lost; the user resolves it."""
+    # git runs this checkout's driver (the installed package may be another checkout's)
+    server = Path(__file__).resolve().parents[1] / "server"
+    command = (
+        f"env PYTHONPATH={shlex.quote(str(server))} {shlex.quote(sys.executable)} -P -m "
+        "my_agent_core merge-driver %O %A %B %P"
+    )
+    repo.git("config", f"merge.{DRIVER_NAME}.driver", command)
+    big = serialize(facts("theirs", MAX_FILE_BYTES + 4096))
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.memory_path.write_text(big, encoding="utf-8")
+    repo.commit_all("a runaway memory file")
+    repo.git("checkout", "-q", "main")
+    repo.commit_memory([*BASE, "main: added"], "main memory")
+    done = repo.git("merge", "--no-edit", "feature", check=False)
+    assert done.returncode != 0
+    assert "more than the 256.0 KiB the memory store reads" in done.stdout + done.stderr
+    ours = serialize([*BASE, "main: added"])
+    assert repo.memory_path.read_text(encoding="utf-8") == ours
+    assert "UU " + MEMORY.as_posix() in repo.git("status", "--porcelain").stdout
+    assert repo.git("show", f":3:{MEMORY.as_posix()}").stdout == big
+    assert repo.git("show", f":2:{MEMORY.as_posix()}").stdout == ours
 
 
 def test_cherry_pick_and_a_path_with_spaces(tmp_path: Path) -> None:

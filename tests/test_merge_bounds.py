@@ -11,7 +11,7 @@ import random
 import pytest
 
 from my_agent_core.memory.document import serialize
-from my_agent_core.team.merge import merge_entries, merge_texts
+from my_agent_core.memory.merge import merge_entries, merge_texts
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -10,14 +10,18 @@ import pytest
 
 from my_agent_core.paths import (
     FileTooLarge,
+    NotOwned,
+    NotText,
     PathRefused,
     aliased_pair,
     check_link_inside,
     check_memory_file,
     check_memory_folder,
     is_inside,
+    owned_by_user,
     read_regular,
     read_tail,
+    read_text,
     resolve_inside,
 )
 
@@ -277,3 +281,89 @@ def test_check_memory_file_applies_to_the_workspace_layout_only(
     (ws2 / ".my_agent_core").symlink_to(tmp_path / "ws" / ".my_agent_core", True)
     with pytest.raises(PathRefused, match="outside the workspace folder"):
         check_memory_file(ws2 / ".my_agent_core" / "memory" / "USER.md")
+
+
+# ---------------------------------------------------------------------------- owned_by_user
+
+
+def test_owned_by_user_accepts_what_this_user_made(tmp_path: Path) -> None:
+    """The benign twins: an owner-only file, a folder nobody else may change, a missing path."""
+    own = tmp_path / "key"
+    own.write_bytes(b"k")
+    own.chmod(0o600)
+    st = owned_by_user(own)
+    assert st is not None and st.st_size == 1
+    shared_read = tmp_path / "shared"
+    shared_read.mkdir(mode=0o755)
+    shared_read.chmod(0o755)
+    assert owned_by_user(shared_read, folder=True, closed_to=0o022) is not None
+    assert owned_by_user(tmp_path / "missing") is None
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o660, 0o606])
+def test_owned_by_user_refuses_a_file_open_to_others(tmp_path: Path, mode: int) -> None:
+    path = tmp_path / "key"
+    path.write_bytes(b"k")
+    path.chmod(mode)
+    with pytest.raises(NotOwned, match=f"mode {mode:04o}, owned by uid {os.getuid()}") as caught:
+        owned_by_user(path)
+    assert not caught.value.wrong_kind
+
+
+def test_owned_by_user_refuses_a_folder_others_may_change(tmp_path: Path) -> None:
+    path = tmp_path / "state"
+    path.mkdir()
+    path.chmod(0o777)
+    with pytest.raises(NotOwned) as caught:
+        owned_by_user(path, folder=True, closed_to=0o022)
+    assert not caught.value.wrong_kind
+
+
+def test_owned_by_user_never_follows_a_link_nor_takes_another_kind(tmp_path: Path) -> None:
+    """A planted link to an owner-only file, a FIFO, a folder where a file belongs, a file where a
+    folder belongs: each is named, and nothing is opened."""
+    real = tmp_path / "real"
+    real.write_bytes(b"k")
+    real.chmod(0o600)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo, 0o600)
+    folder = tmp_path / "folder"
+    folder.mkdir(mode=0o700)
+    for path, as_folder, what in (
+        (link, False, "a symbolic link"),
+        (fifo, False, "a FIFO"),
+        (folder, False, "a folder"),
+        (real, True, "a regular file"),
+    ):
+        with pytest.raises(NotOwned, match=what) as caught:
+            owned_by_user(path, folder=as_folder)
+        assert caught.value.wrong_kind
+
+
+# ---------------------------------------------------------------------------- read_text
+
+
+def test_read_text_decodes_a_named_file(tmp_path: Path) -> None:
+    path = tmp_path / "notes.md"
+    path.write_bytes("\ufeffcafé\n".encode())
+    assert read_text(path, max_bytes=100) == "\ufeffcafé\n"  # the BOM is text unless asked
+    assert read_text(path, max_bytes=100, bom=True) == "café\n"
+    assert read_text(tmp_path / "missing", max_bytes=100) is None
+
+
+def test_read_text_refuses_what_is_not_utf8_text(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.md"
+    latin.write_bytes(b"caf\xe9")
+    with pytest.raises(NotText, match=r"notes is not valid UTF-8 \(bad byte at offset 3\)") as bad:
+        read_text(latin, max_bytes=100, name="notes")
+    assert bad.value.offset == 3
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(PathRefused, match="FIFO"):
+        read_text(fifo, max_bytes=100)
+    big = tmp_path / "big.md"
+    big.write_text("x" * 101)
+    with pytest.raises(FileTooLarge):
+        read_text(big, max_bytes=100)

@@ -5,7 +5,9 @@ two files, the merge driver, session files, the session key, the archive, the lo
 three ways: links at the temp names an older writer used (one per likely pid), a link at the final
 name, and a link at the folder. Whatever the writer does then (write, refuse, leave alone), the file
 outside is never written. The benign twin: the same writers in a clean folder write what they should,
-with the modes they should (an existing file keeps its own).
+with the modes they should (an existing file keeps its own). And the memory folder itself, which an
+agent and `my-agent chat` create when it is missing: a link planted at `.my_agent_core` or at
+`memory` never gets a folder made where it points.
 """
 
 from __future__ import annotations
@@ -20,14 +22,19 @@ from pathlib import Path
 
 import pytest
 
+from my_agent_core import chat_cli
+from my_agent_core.agent import AgentConfig, build_agent
 from my_agent_core.agent.sessions import SessionHeader, SessionStore, signing
 from my_agent_core.memory import MemoryStore
 from my_agent_core.memory.journal import Journal
 from my_agent_core.memory.lock import open_lock_file
 from my_agent_core.memory.providers.archive import ArchiveProvider
+from my_agent_core.paths import PathRefused
 from my_agent_core.private import PRIVATE_PATTERNS, private_dir
 from my_agent_core.team.driver import run_driver
 from my_agent_core.team.git_setup import ATTRIBUTE_LINE, git_setup
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.fixtures import *  # noqa: F403
 from tests.support.git_repo import GitRepo
 
 PRECIOUS = "precious: never overwritten\n"
@@ -272,3 +279,78 @@ def test_the_benign_twin_writes_with_the_right_mode(ws: Path, writer: Writer) ->
         assert stat.S_IMODE(st.st_mode) == writer.mode
     leftovers = [p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
+
+
+# ---------------------------------------------------------------------------- the memory folder
+
+
+def agent_on(ws: Path, sdk: object) -> None:
+    """`Agent(memory_dir=<ws>/.my_agent_core/memory)`: the Python API creates a missing folder."""
+    config = AgentConfig(model="m", client=sdk, memory_dir=memory_dir(ws), provider="none")  # type: ignore[arg-type]
+    build_agent(config).close()
+
+
+def chat_in(ws: Path, server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    """`my-agent chat` in the workspace (memory on: the folder's, created when missing)."""
+    monkeypatch.chdir(ws)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    parser = chat_cli.argparse.ArgumentParser()
+    chat_cli.add_arguments(parser)
+    args = parser.parse_args(["--model", "m", "--base-url", server.base_url, "--provider", "none"])
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    code = chat_cli.run(args, stdin=io.StringIO("/exit\n"), stdout=io.StringIO())
+    return code, err.getvalue()
+
+
+@pytest.mark.parametrize("link", [".my_agent_core", ".my_agent_core/memory"])
+def test_a_planted_layout_link_never_gets_a_memory_folder_made_through_it(
+    ws: Path,
+    tmp_path: Path,
+    link: str,
+    client: object,
+    fake: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    planted = ws / link
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(PathRefused, match="not a real folder"):
+        agent_on(ws, client)
+    code, err = chat_in(ws, fake, monkeypatch)
+    assert code == 2 and "my-agent: " in err and "not a real folder" in err
+    assert list(outside.iterdir()) == []
+    assert planted.is_symlink()
+
+
+def test_the_benign_twin_makes_the_memory_folder_private_files_ignored(
+    ws: Path,
+    client: object,
+    fake: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    agent_on(ws, client)
+    assert memory_dir(ws).is_dir() and not memory_dir(ws).is_symlink()
+    gitignore = (ws / ".my_agent_core" / ".gitignore").read_text(encoding="utf-8")
+    assert PRIVATE_PATTERNS[-1] in gitignore
+    other = ws / "other"
+    other.mkdir()
+    code, err = chat_in(other, fake, monkeypatch)
+    assert code == 0, err
+    assert memory_dir(other).is_dir()
+    assert PRIVATE_PATTERNS[-1] in (other / ".my_agent_core" / ".gitignore").read_text()
+
+
+def test_a_folder_the_user_names_is_made_as_given(
+    tmp_path: Path,
+    client: object,
+) -> None:
+    """Outside a workspace's layout (`--memory-dir`, a test's folder) the folder and its parents
+    are created where the user said, no `.gitignore` added anywhere."""
+    named = tmp_path / "notes" / "agent-memory"
+    config = AgentConfig(model="m", client=client, memory_dir=named, provider="none")  # type: ignore[arg-type]
+    build_agent(config).close()
+    assert named.is_dir()
+    assert not (tmp_path / "notes" / ".gitignore").exists()

@@ -17,8 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from my_agent_core.agent import prompt as prompt_template
-from my_agent_core.agent.prompt import build_system_prompt, prompt_headers
+from my_agent_core import prompt_text as prompt_template
 from my_agent_core.memory import ENTRY_DELIMITER, MemoryStore, parse
 from my_agent_core.memory import render as render_module
 from my_agent_core.memory.normalize import fold
@@ -28,6 +27,7 @@ from my_agent_core.memory.render import (
     MemorySection,
     RecallItem,
     neutralize,
+    prompt_headers,
     render_attachments,
     render_context_block,
     render_memory_block,
@@ -36,6 +36,7 @@ from my_agent_core.memory.render import (
     render_summary,
 )
 from my_agent_core.memory.safety import scan
+from my_agent_core.prompt_text import build_system_prompt
 
 # ------------------------------------------------------------------------------------ the detector
 

@@ -21,10 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from my_agent_core.layout import FILE_NAMES, JOURNAL_NAME, LOCK_NAME
 from my_agent_core.memory import ENTRY_DELIMITER, MemoryEditError, MemoryStore
 from my_agent_core.memory.errors import MemoryLockTimeout, Unavailable
 from my_agent_core.memory.own_files import OwnFiles
-from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME
 
 NAMES = (*FILE_NAMES.values(), JOURNAL_NAME, LOCK_NAME)
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from my_agent_core.approval import ApprovalRequest, ApprovalSource
 from my_agent_core.coding_tools import Decision
-from my_agent_core.coding_tools.approval import ApprovalRequest, ApprovalSource
 from my_agent_core.lsp import protocol_types as wire
 from my_agent_core.lsp.approvals import approve_params
 from my_agent_core.memory import MemoryStore, make_memory_tool

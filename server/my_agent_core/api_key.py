@@ -17,6 +17,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
+from .terminal_text import is_terminal
+
 __all__ = [
     "KEY_FILE_MAX_BYTES",
     "ApiKeyError",
@@ -66,7 +68,7 @@ def resolve_api_key(
     way configured) a hidden prompt; None when there is none. Raises `ApiKeyError`."""
     if key_file is not None:
         if key_file == "-":
-            if _isatty(stdin):
+            if is_terminal(stdin):
                 return _one_key(_hidden_prompt(prompt), "the prompt")
             return _one_key(stdin.readline(), "standard input")
         return read_key_file(key_file)
@@ -128,10 +130,3 @@ def _one_key(text: str, where: str) -> str:
 def _hidden_prompt(prompt: Callable[[str], str] | None) -> str:
     ask = prompt or (lambda text: getpass.getpass(text, stream=sys.stderr))
     return ask("API key for the model endpoint (not shown; see `my-agent chat --help`): ")
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False

@@ -11,7 +11,9 @@ system prompt, so the provider's prompt cache still hits.
 Commands: see `SLASH_COMMANDS`. Ctrl-C during a reply cancels that reply (a running command's whole
 process group is stopped); Ctrl-C or Ctrl-D at the prompt leaves. Everything shown passes
 `terminal_text.visible` (a reply, a diff or a command line cannot drive the terminal), and the API
-key never comes from the command line (`api_key.py`).
+key never comes from the command line (`api_key.py`). `my-agent` imports this module to build its
+parser, so the agent (and openai) are imported inside the functions that run the chat: start-up time
+of every other command.
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from .api_key import RefuseKeyOnCommandLine
-from .chat_endpoint import EndpointProblem, connect
-from .coding_tools.approval import ApprovalRequest, Decision
-from .terminal_text import VisibleStream, as_visible
+from .approval import ApprovalRequest, Decision
+from .chat_endpoint import EndpointProblem, add_endpoint_arguments, connect
+from .layout import memory_dir_of
+from .memory.safety import describe, scan
+from .prompt_text import coding_instructions
+from .terminal_text import VisibleStream, as_visible, is_terminal
 
 if TYPE_CHECKING:
     from .agent import Agent, AgentEvent, SessionInfo, SessionRecord, SessionStore
@@ -89,22 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.epilog = _epilog()
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--model", help="model name (default: $MY_AGENT_MODEL)")
-    parser.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="OpenAI-compatible endpoint, e.g. http://localhost:8080/v1 (default: $OPENAI_BASE_URL)",
-    )
-    parser.add_argument(
-        "--api-key-file",
-        metavar="PATH",
-        help="read the API key from PATH (a file only you can read, e.g. chmod 600), '-' for the "
-        "first line of standard input, or /dev/fd/N (default: $OPENAI_API_KEY, else a hidden "
-        "prompt on a terminal)",
-    )
-    parser.add_argument(  # refused with a message, never used: see api_key.py
-        "--api-key", nargs="?", metavar="KEY", action=RefuseKeyOnCommandLine, help=argparse.SUPPRESS
-    )
+    add_endpoint_arguments(parser)
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--memory-dir",
@@ -169,7 +158,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
     Everything it prints passes `terminal_text.visible`."""
     stdin = stdin or sys.stdin
     raw_out = stdout or sys.stdout
-    interactive = stdin is sys.stdin and raw_out is sys.stdout and _isatty(stdin)
+    interactive = stdin is sys.stdin and raw_out is sys.stdout and is_terminal(stdin)
     out, err = as_visible(raw_out), as_visible(sys.stderr)
     try:
         return _chat(args, stdin, out, err, interactive)
@@ -182,7 +171,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | 
 def _chat(
     args: argparse.Namespace, stdin: TextIO, out: TextIO, err: TextIO, interactive: bool
 ) -> int:
-    from .agent import (
+    from .agent import (  # here: start-up time (see the top)
         DEFAULT_MAX_STEPS,
         AgentConfig,
         AgentError,
@@ -227,7 +216,7 @@ def _chat(
 
     memory_dir: Path | Literal[False] = False
     if not getattr(args, "no_memory", False):
-        memory_dir = getattr(args, "memory_dir", None) or Path.cwd() / ".my_agent_core" / "memory"
+        memory_dir = getattr(args, "memory_dir", None) or memory_dir_of(Path.cwd())
     view = _View(out, err)
     cancel = threading.Event()
     approver = TerminalApprover(cancel)
@@ -268,7 +257,7 @@ def _chat(
     answers = _Answers(stdin, interactive)
     if interactive:
         with contextlib.suppress(ImportError):
-            import readline  # noqa: F401  (line editing and history for input())
+            import readline  # noqa: F401  (here: a terminal only; line editing and history)
     try:
         return _loop(agent, store, stdin, out, view, interactive, answers, approver, cancel)
     finally:
@@ -326,7 +315,7 @@ def _loop(
 
 def _resolve_id(store: SessionStore, wanted: str) -> str:
     """The session `wanted` names: an id, a unique start of one, or "" for the latest."""
-    from .agent import SessionNotFound
+    from .agent import SessionNotFound  # here: start-up time (see the top)
 
     infos = store.list()
     if not wanted:
@@ -398,12 +387,10 @@ def _compacted(out: TextIO) -> Callable[[Any], None]:
 def _workspace_tools(
     args: argparse.Namespace, approver: TerminalApprover, cancel: threading.Event, memory: bool
 ) -> tuple[list[Tool], str]:
-    from .agent import DEFAULT_INSTRUCTIONS
-    from .coding_tools import (
+    from .coding_tools import (  # here: start-up time (see the top)
         DiskApplier,
         WorkspaceSettings,
         make_workspace_tools,
-        workspace_instructions,
     )
 
     settings = WorkspaceSettings(
@@ -419,14 +406,7 @@ def _workspace_tools(
         cancel=cancel,
         memory_hints=memory,
     )
-    return tools, f"{DEFAULT_INSTRUCTIONS}\n\n{workspace_instructions(Path.cwd())}"
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
+    return tools, coding_instructions(Path.cwd())
 
 
 def _work(
@@ -441,7 +421,7 @@ def _work(
     """One reply (or compaction), run in a thread so Ctrl-C in the main thread can cancel it
     cleanly; approval questions from the tools are asked here, on the main thread, where Ctrl-C
     reaches them."""
-    from .agent import AgentCancelled, AgentError
+    from .agent import AgentCancelled, AgentError  # here: start-up time (see the top)
 
     outcome: dict[str, Any] = {}
     # Completion is an Event, not Thread.join(timeout): a join interrupted by Ctrl-C can mark a
@@ -557,8 +537,6 @@ def _memory_report(agent: Any) -> str:
 
 def _entry_line(entry: str) -> str:
     """An entry's first line, or the mark of an entry the scanner keeps out of every prompt."""
-    from .memory.safety import describe, scan
-
     issues = scan(entry)
     first = _one_line((entry.splitlines() or [""])[0], 100)
     return f"[BLOCKED: {describe(issues)}] {first}" if issues else first

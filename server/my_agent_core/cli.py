@@ -13,6 +13,10 @@ Exit codes scripts can rely on:
      disk refused the write (full, read-only, an I/O error); nothing was written, retrying may work
 130 interrupted
 Every failure is one `my-agent: ...` line on stderr, never a traceback.
+
+The imports inside the command functions are start-up time: `my-agent` is a process per call (git
+runs the merge driver once per merge), so building the parser loads only what the options need and
+each command loads its own parts when it runs.
 """
 
 from __future__ import annotations
@@ -26,10 +30,20 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from my_agent_core import __version__
+from my_agent_core import __version__, chat_cli, recall_cli
+from my_agent_core.eval import command as eval_command
+from my_agent_core.layout import FILE_NAMES, MEMORY_SUBDIR, TARGETS, memory_dir_of
 from my_agent_core.mcp import command as mcp_command
-from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR, TARGETS, memory_dir_of
-from my_agent_core.memory.providers import recall_cli
+from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
+from my_agent_core.memory.location import (
+    USER_PROFILE_ENV,
+    USER_PROFILES,
+    global_profile_dir,
+    open_store,
+    resolve_user_profile,
+    workspace_of,
+)
+from my_agent_core.memory.safety import describe, scan
 from my_agent_core.team import commands as team_commands
 from my_agent_core.terminal_text import visible_output
 
@@ -127,14 +141,10 @@ def _build_parser() -> argparse.ArgumentParser:
     chat = sub.add_parser(
         "chat", help="chat with the agent in the terminal on this folder's memory"
     )
-    from my_agent_core import chat_cli
-
     chat_cli.add_arguments(chat)
     chat.set_defaults(handler=_cmd_chat)
 
     evaluate = sub.add_parser("eval", help="measure how a model handles memory (scenario suite)")
-    from my_agent_core.eval import command as eval_command
-
     eval_command.add_arguments(evaluate)
     evaluate.set_defaults(handler=_cmd_eval)
 
@@ -237,8 +247,6 @@ def _in_cli_terms(error: Exception) -> str:
 
 
 def _profile_option(parser: argparse.ArgumentParser) -> None:
-    from my_agent_core.memory.location import USER_PROFILE_ENV, USER_PROFILES
-
     parser.add_argument(
         "--user-profile",
         choices=USER_PROFILES,
@@ -249,8 +257,6 @@ def _profile_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _limit_options(parser: argparse.ArgumentParser) -> None:
-    from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
-
     parser.add_argument(
         "--memory-limit",
         type=int,
@@ -271,8 +277,6 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_memory(args: argparse.Namespace) -> int:
-    from my_agent_core.memory.location import open_store, resolve_user_profile
-
     try:
         profile = resolve_user_profile(args.user_profile)
     except ValueError as exc:
@@ -296,7 +300,7 @@ def _cmd_memory(args: argparse.Namespace) -> int:
 
 
 def _run_memory(args: argparse.Namespace, store: MemoryStore) -> int:
-    from my_agent_core.memory.errors import MemoryStoreError, exit_code
+    from my_agent_core.memory.errors import MemoryStoreError, exit_code  # here: start-up time
     from my_agent_core.paths import PathRefused
 
     if getattr(args, "lock_timeout", None) is not None:
@@ -363,8 +367,7 @@ class _ArchiveRemovals:
             self._listener(event)
 
     def _open(self) -> WriteListener | None:
-        from my_agent_core.memory.journal import MAX_RECORDS
-        from my_agent_core.memory.location import workspace_of
+        from my_agent_core.memory.journal import MAX_RECORDS  # here: start-up time (see the top)
         from my_agent_core.memory.providers import ProviderContext, build_manager
         from my_agent_core.memory.providers.registry import provider_name
 
@@ -393,7 +396,7 @@ class _ArchiveRemovals:
 def _import(store: MemoryStore, file: str, target: str) -> int:
     """`memory import FILE`: 0 when every item is in memory now, 1 when some did not fit or were
     refused (each listed), so a script notices a partial import."""
-    from my_agent_core.context.importer import import_file
+    from my_agent_core.context.importer import import_file  # here: start-up time
 
     result = import_file(store, file, target=target, author="cli")
     print(result.message)
@@ -410,8 +413,6 @@ def _import(store: MemoryStore, file: str, target: str) -> int:
 
 
 def _show(store: MemoryStore, target: str, as_json: bool) -> int:
-    from my_agent_core.memory.safety import describe, scan
-
     state = store.state(target)
     blocked = {n: describe(issues) for n, e in enumerate(state.entries) if (issues := scan(e))}
     if as_json:
@@ -475,7 +476,7 @@ def _log(store: MemoryStore, limit: int, as_json: bool) -> int:
         return EXIT_OK
     if not records:
         print("No changes recorded yet.")
-    from my_agent_core.memory.origins import record_summary
+    from my_agent_core.memory.origins import record_summary  # here: start-up time
 
     for r in records:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.time))
@@ -509,9 +510,8 @@ def _one_line(text: str, width: int = 100) -> str:
 
 
 def _cmd_lint(args: argparse.Namespace) -> int:
-    from my_agent_core.memory.document import parse
+    from my_agent_core.memory.document import parse  # here: start-up time (the linter's parts)
     from my_agent_core.memory.lint import lint
-    from my_agent_core.memory.location import resolve_user_profile
     from my_agent_core.memory.own_files import check_separate
     from my_agent_core.paths import PathRefused, check_memory_file, read_regular
 
@@ -620,9 +620,8 @@ class _WorkspaceRulesCache:
         for any other file (an explicit `--dir`, the global profile)."""
         if not self.enabled:
             return []
-        from my_agent_core.context.index import WorkspaceIndex
+        from my_agent_core.context.index import WorkspaceIndex  # here: start-up time
         from my_agent_core.context.rules import WorkspaceRules
-        from my_agent_core.memory.location import workspace_of
 
         folder = workspace_of(path.parent)
         rules = self._rules.get(folder)
@@ -641,8 +640,11 @@ class _TeamChecks:
         self._status: dict[Path, str | None] = {}
 
     def lint(self, path: Path, doc: MemoryDocument) -> list[Finding]:
-        from my_agent_core.memory.lint import DocumentLayout, driver_notice, merge_pair_findings
-        from my_agent_core.memory.location import workspace_of
+        from my_agent_core.memory.lint import (  # here: start-up time (the linter's parts)
+            DocumentLayout,
+            driver_notice,
+            merge_pair_findings,
+        )
         from my_agent_core.memory.merge_pairs import read_pairs
 
         layout = DocumentLayout(doc)
@@ -656,7 +658,7 @@ class _TeamChecks:
 
     def _notice(self, folder: Path) -> str | None:
         if folder not in self._status:
-            from my_agent_core.team.git_setup import driver_status
+            from my_agent_core.team.git_setup import driver_status  # here: start-up time
 
             status = driver_status(folder)
             self._status[folder] = status.notice() if status and status.needs_setup else None
@@ -669,8 +671,6 @@ def _lint_targets(paths: list[str], *, global_profile: bool) -> tuple[list[Path]
     Anything that exists and is not a folder counts as a file (a FIFO or a device is then refused
     by the reader with a message, not mistaken for a missing path). With the global profile a
     folder's USER.md is the one in the user's config folder (listed once)."""
-    from my_agent_core.memory.location import global_profile_dir
-
     files: list[Path] = []
     missing: list[Path] = []
     for raw in paths or ["."]:
@@ -696,23 +696,21 @@ def _lint_targets(paths: list[str], *, global_profile: bool) -> tuple[list[Path]
 
 
 def _cmd_chat(args: argparse.Namespace) -> int:
-    from my_agent_core import chat_cli
-    from my_agent_core.process_guard import protect_process
+    from my_agent_core.process_guard import protect_process  # here: start-up time (ctypes)
 
     protect_process()  # the commands it runs cannot read the API key from /proc/<pid>/environ
     return chat_cli.run(args)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from my_agent_core.eval import command as eval_command
-    from my_agent_core.process_guard import protect_process
+    from my_agent_core.process_guard import protect_process  # here: start-up time (ctypes)
 
     protect_process()  # as for chat: the key in the environment stays out of /proc/<pid>/environ
     return eval_command.run(args)
 
 
 def _cmd_serve(_args: argparse.Namespace) -> int:
-    from my_agent_core.lsp.server import main as serve
+    from my_agent_core.lsp.server import main as serve  # here: start-up time (the server)
 
     serve()
     return 0

@@ -15,14 +15,16 @@ __all__ = ["lazy_exports"]
 
 
 def lazy_exports(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
-    """A module `__getattr__` for `package`: `homes` maps an exported name to its submodule."""
+    """A module `__getattr__` for `package`: `homes` maps an exported name to its submodule, or to a
+    module named relative to the package (`"..layout"`: a module of the package above)."""
     namespace = importlib.import_module(package).__dict__
 
     def __getattr__(name: str) -> Any:
         home = homes.get(name)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{home}"), name)
+        module = home if home.startswith(".") else f".{home}"
+        value = getattr(importlib.import_module(module, package), name)
         namespace[name] = value  # later lookups are plain attribute reads
         return value
 

@@ -16,10 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from my_agent_core.layout import MEMORY_SUBDIR
+
 __all__ = [
     "FileTooLarge",
     "FolderNames",
     "Named",
+    "NotOwned",
+    "NotText",
     "PathRefused",
     "aliased_pair",
     "check_link_inside",
@@ -28,9 +32,12 @@ __all__ = [
     "is_inside",
     "kind_of",
     "look_up",
+    "owned_by_user",
     "read_regular",
     "read_tail",
+    "read_text",
     "resolve_inside",
+    "size_text",
 ]
 
 _READ_CHUNK = 1 << 16
@@ -109,7 +116,7 @@ def check_memory_folder(mem_dir: Path | str) -> None:
     mem = os.path.abspath(mem_dir)
     parent, name = os.path.split(mem)
     workspace, parent_name = os.path.split(parent)
-    if (parent_name, name) != _memory_subdir():
+    if (parent_name, name) != MEMORY_SUBDIR:
         return
     for link in (parent, mem):  # two lstat calls: this runs before every edit
         if os.path.islink(link) and not is_inside(workspace, link):
@@ -138,7 +145,7 @@ def check_memory_file(path: Path | str) -> None:
     folder linked out of its workspace and a file linked out of its memory folder. Any other path
     is taken as given (the caller named it)."""
     mem_dir = Path(os.path.abspath(path)).parent
-    if (mem_dir.parent.name, mem_dir.name) != _memory_subdir():
+    if (mem_dir.parent.name, mem_dir.name) != MEMORY_SUBDIR:
         return
     check_memory_folder(mem_dir)
     check_link_inside(mem_dir, path)
@@ -214,17 +221,39 @@ def aliased_pair(folder: Path | str, names: Iterable[str]) -> tuple[str, str] | 
     return look_up(folder, names).aliased_pair()
 
 
-_LAYOUT: list[tuple[str, str]] = []
+class NotOwned(PathRefused):
+    """A file or folder that only this user's program makes is not that: another kind (a link, a
+    FIFO), another owner, or open to others. `wrong_kind` tells the first case from the others;
+    `st` is what `lstat` found."""
+
+    def __init__(self, path: Path, st: os.stat_result, *, wrong_kind: bool) -> None:
+        what = (
+            kind_of(st.st_mode)
+            if wrong_kind
+            else (f"mode {stat.S_IMODE(st.st_mode):04o}, owned by uid {st.st_uid}")
+        )
+        super().__init__(f"{path} is {what}")
+        self.st = st
+        self.wrong_kind = wrong_kind
 
 
-def _memory_subdir() -> tuple[str, str]:
-    if not _LAYOUT:
-        # Imported here, not at the top: importing the memory package loads the store, which uses
-        # this module.
-        from my_agent_core.memory.paths import MEMORY_SUBDIR
-
-        _LAYOUT.append(MEMORY_SUBDIR)
-    return _LAYOUT[0]
+def owned_by_user(
+    path: Path, *, folder: bool = False, closed_to: int = 0o077
+) -> os.stat_result | None:
+    """`lstat(path)` when it is a real regular file (a real folder with `folder`) of this user that
+    has none of the `closed_to` mode bits (0o077: owner-only; 0o022: nobody else may change it);
+    None when it does not exist. A link is never followed. Raises `NotOwned` when it is something
+    else, and the `OSError` of a path that cannot be looked at."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    is_kind = stat.S_ISDIR if folder else stat.S_ISREG
+    if not is_kind(st.st_mode):
+        raise NotOwned(path, st, wrong_kind=True)
+    if st.st_uid != os.getuid() or st.st_mode & closed_to:
+        raise NotOwned(path, st, wrong_kind=False)
+    return st
 
 
 def kind_of(mode: int) -> str:
@@ -241,6 +270,8 @@ def kind_of(mode: int) -> str:
         return "a socket"
     if stat.S_ISLNK(mode):
         return "a symbolic link"
+    if stat.S_ISREG(mode):
+        return "a regular file"
     return "not a regular file"
 
 
@@ -271,6 +302,31 @@ def read_regular(
             raise _too_large(label, len(data), max_bytes)
         data = data[:max_bytes]
     return data
+
+
+class NotText(PathRefused):
+    """A file read as text that is not UTF-8 (`offset`: the first byte that is not)."""
+
+    def __init__(self, label: str, offset: int) -> None:
+        super().__init__(
+            f"{label} is not valid UTF-8 (bad byte at offset {offset}); it is not read."
+        )
+        self.offset = offset
+
+
+def read_text(
+    path: Path | str, *, max_bytes: int, name: str | None = None, bom: bool = False
+) -> str | None:
+    """`read_regular` decoded as UTF-8 (without a leading BOM when `bom`): None when the file does
+    not exist; `NotText` when it is not UTF-8, with `read_regular`'s other refusals."""
+    label = name or str(path)
+    data = read_regular(path, max_bytes=max_bytes, name=label)
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotText(label, exc.start) from None
 
 
 def read_tail(
@@ -350,7 +406,7 @@ def _read_at_most(fd: int, limit: int, label: str) -> bytes:
 
 def _too_large(label: str, size: int, limit: int) -> FileTooLarge:
     return FileTooLarge(
-        f"{label} is {_size(size)}, more than the {_size(limit)} this reader accepts; it is not read.",
+        f"{label} is {size_text(size)}, more than the {size_text(limit)} this reader accepts; it is not read.",
         size,
         limit,
     )
@@ -366,7 +422,8 @@ def _refusal(label: str, exc: OSError) -> PathRefused:
     return PathRefused(f"{label} cannot be read: {exc.strerror or exc}.")
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """A byte count as a person reads it: `512 bytes`, `3.5 KiB`, `8.0 MiB`."""
     if n < 1024:
         return f"{n} bytes"
     if n < 1024 * 1024:

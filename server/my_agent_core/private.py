@@ -20,8 +20,8 @@ import os
 import stat
 from pathlib import Path
 
-from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR
-from my_agent_core.paths import PathRefused, is_inside, kind_of, read_regular
+from my_agent_core.layout import FILE_NAMES, MEMORY_SUBDIR
+from my_agent_core.paths import NotText, PathRefused, is_inside, kind_of, read_text
 from my_agent_core.safe_write import make_folders, write_atomic
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "ensure_ignored",
     "keep_private",
     "keep_private_memory",
+    "make_memory_dir",
     "private_dir",
 ]
 
@@ -66,6 +67,22 @@ def keep_private(folder: Path | str) -> Path:
     base = make_folders(folder, _BASE)
     ensure_ignored(base, PRIVATE_PATTERNS)
     return base
+
+
+def make_memory_dir(mem_dir: Path | str, *, mode: int = 0o777) -> Path:
+    """The memory folder `mem_dir`, created if need be. In a workspace's layout
+    (`<folder>/.my_agent_core/memory`) never through a link (a cloned repository could plant
+    `.my_agent_core` or `memory` as one, aimed at your files) and with the private files git-ignored
+    first (`keep_private`); any other folder (one the user named: `--memory-dir`, `--dir`, the
+    global profile) as given, its parents included. Raises `PathRefused` or OSError."""
+    mem = Path(os.path.abspath(mem_dir))
+    if (mem.parent.name, mem.name) != MEMORY_SUBDIR:
+        mem.mkdir(mode=mode, parents=True, exist_ok=True)
+        return Path(mem_dir)
+    workspace = mem.parent.parent
+    keep_private(workspace)
+    make_folders(workspace, _BASE, _MEMORY, mode=mode)
+    return Path(mem_dir)
 
 
 def keep_private_memory(mem_dir: Path | str) -> None:
@@ -122,12 +139,11 @@ def ensure_ignored(base: Path, patterns: list[str]) -> str | None:
     if st is not None and not stat.S_ISREG(st.st_mode):
         return _note(gitignore, f"is {kind_of(st.st_mode)}, not a plain file, so it is left alone")
     try:
-        data = read_regular(gitignore, max_bytes=_MAX_GITIGNORE_BYTES, name=str(gitignore)) or b""
-        existing = data.decode("utf-8")
+        existing = read_text(gitignore, max_bytes=_MAX_GITIGNORE_BYTES, name=str(gitignore)) or ""
+    except NotText:
+        return _note(gitignore, "is not UTF-8 text, so it is left alone")
     except PathRefused as exc:
         return _note(gitignore, f"is not read ({exc})")
-    except UnicodeDecodeError:
-        return _note(gitignore, "is not UTF-8 text, so it is left alone")
     have = {line.strip() for line in existing.splitlines()}
     missing = [p for p in patterns if p not in have]
     if not missing:

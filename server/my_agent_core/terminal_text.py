@@ -25,7 +25,7 @@ from typing import TextIO, cast
 
 from my_agent_core.memory.safety import hidden_spans
 
-__all__ = ["VisibleStream", "as_visible", "visible", "visible_output"]
+__all__ = ["VisibleStream", "as_visible", "is_terminal", "visible", "visible_output"]
 
 #: Everything but tab, newline and printable ASCII: only these runs are looked at closely.
 _NOT_PLAIN = re.compile(r"[^\t\n\x20-\x7e]+")
@@ -168,6 +168,15 @@ class VisibleStream(io.TextIOBase):
     @property
     def errors(self) -> str | None:  # type: ignore[override]
         return self._stream.errors
+
+
+def is_terminal(stream: TextIO) -> bool:
+    """Whether `stream` is a terminal: a stream without `isatty` (a test's stand-in), or a closed
+    one, is not."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def as_visible(stream: TextIO) -> TextIO:

@@ -13,7 +13,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from my_agent_core.paths import PathRefused, kind_of
+from my_agent_core.paths import NotOwned, PathRefused, kind_of, owned_by_user
 from my_agent_core.safe_write import make_folders
 
 __all__ = ["STATE_DIR_NAME", "StateFolderError", "state_dir", "state_folder"]
@@ -50,19 +50,18 @@ def state_folder(*, create: bool, env: Mapping[str, str] | None = None) -> Path 
         except PathRefused as exc:
             raise StateFolderError(str(exc)) from None
     try:
-        st = os.lstat(folder)
-    except FileNotFoundError:
-        return None
+        found = owned_by_user(folder, folder=True, closed_to=0o022)
+    except NotOwned as exc:
+        if exc.wrong_kind:
+            raise StateFolderError(
+                f"{folder} is {kind_of(exc.st.st_mode)}, not a folder; move it away so my-agent can "
+                "keep its state there."
+            ) from None
+        raise StateFolderError(
+            f"{folder} is not yours alone (mode {stat.S_IMODE(exc.st.st_mode):04o}, owner uid "
+            f"{exc.st.st_uid}); run `chmod 700 {folder}` (as its owner) so nobody else can change "
+            "it."
+        ) from None
     except OSError as exc:
         raise StateFolderError(f"{folder} cannot be checked: {exc.strerror or exc}") from None
-    if not stat.S_ISDIR(st.st_mode):
-        raise StateFolderError(
-            f"{folder} is {kind_of(st.st_mode)}, not a folder; move it away so my-agent can keep its "
-            "state there."
-        )
-    if st.st_uid != os.getuid() or st.st_mode & 0o022:
-        raise StateFolderError(
-            f"{folder} is not yours alone (mode {stat.S_IMODE(st.st_mode):04o}, owner uid "
-            f"{st.st_uid}); run `chmod 700 {folder}` (as its owner) so nobody else can change it."
-        )
-    return folder
+    return folder if found is not None else None

@@ -21,10 +21,10 @@ from pytest_lsp import LanguageClient
 from tests.lsp.conftest import make_folder, request, start_server, stop_server, wait_until
 from tests.support.postgres import PgCluster, throwaway_cluster, unavailable
 
-from my_agent_core.lsp import recall_requests
+from my_agent_core.lsp import recall_service
 from my_agent_core.lsp.folders import FolderState
 from my_agent_core.lsp.params import RequestError
-from my_agent_core.lsp.recall_requests import (
+from my_agent_core.lsp.recall_service import (
     GET_TEXT_CHARS,
     PROVIDER_FAILED,
     SEARCH_TEXT_CHARS,
@@ -462,7 +462,7 @@ async def test_a_provider_that_hangs_is_answered_after_the_time_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     service, provider, folder = plugin_service
-    monkeypatch.setattr(recall_requests, "REQUEST_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(recall_service, "REQUEST_TIMEOUT_S", 0.2)
     provider.release.clear()
     with pytest.raises(RequestError) as caught:
         await service.search(folder, "cats", 5)

@@ -9,6 +9,12 @@ types. See docs/agent.md.
 """
 
 from ..memory.render import Attachment
+from ..prompt_text import (
+    DEFAULT_INSTRUCTIONS,
+    MEMORY_GUIDANCE,
+    build_system_prompt,
+    coding_instructions,
+)
 from .client import ModelClient, build_client
 from .compaction import (
     DEFAULT_COMPACT_AT,
@@ -21,7 +27,6 @@ from .config import AgentConfig
 from .core import DEFAULT_MAX_STEPS, MEMORY_FAILURE_LIMIT, Agent, CancelEvent, build_agent
 from .errors import ERROR_KINDS, AgentCancelled, AgentConfigError, AgentError, ErrorKind
 from .events import EVENT_KINDS, AgentEvent, EventCallback, EventKind
-from .prompt import DEFAULT_INSTRUCTIONS, MEMORY_GUIDANCE, build_system_prompt, coding_instructions
 from .provider_session import WriteFanOut
 from .sessions import (
     SessionBusy,

@@ -20,36 +20,39 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..layout import memory_dir_of
+from ..memory.memory_tool import make_memory_tool
+from ..memory.provenance import APPROVAL_MODES
+from ..memory.store import MemoryStore
+from ..private import make_memory_dir
 from ..tools import Tool, tool
 from .client import ModelClient, build_client
 from .compaction import CompactionSettings
+from .default_provider import choose_provider
 from .errors import AgentConfigError
 from .events import EventCallback
 from .usage import CachePolicy
 
 if TYPE_CHECKING:
-    from ..coding_tools.approval import Approver, DecisionListener
+    from ..approval import Approver, DecisionListener
     from ..memory.provenance import ApprovalMode
     from ..memory.providers import MemoryManager
-    from ..memory.store import MemoryStore
     from ..trust import TaintTracker
     from .sessions import SessionRecord, SessionStore
 
 __all__ = [
-    "CWD_MEMORY_DIR",
     "DEFAULT_MAX_STEPS",
     "MEMORY_TOOL_NAME",
     "AgentConfig",
     "AgentParts",
     "CancelEvent",
     "MemoryDir",
-    "memory_dir_of",
     "resolve",
+    "resolve_memory_dir",
 ]
 
 DEFAULT_MAX_STEPS = 20
 MEMORY_TOOL_NAME = "memory"
-CWD_MEMORY_DIR = Path(".my_agent_core") / "memory"
 CancelEvent = threading.Event
 #: None: `<cwd>/.my_agent_core/memory` if it exists, else no memory; False: no memory; a path:
 #: that folder, created if missing (docs/contract.md).
@@ -147,15 +150,11 @@ def resolve(config: AgentConfig) -> AgentParts:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"session_meta must be JSON data (it is persisted): {exc}") from None
     tools = [t if isinstance(t, Tool) else tool(t) for t in config.tools]
-    from ..memory.provenance import APPROVAL_MODES  # here: the store's modules load with memory
-
     if config.memory_approval not in APPROVAL_MODES:
         raise ValueError(f"memory_approval must be one of {', '.join(APPROVAL_MODES)}")
     store = config.memory_store if config.memory_store is not None else _store(config.memory_dir)
     cancel_token = config.cancel_token if config.cancel_token is not None else CancelEvent()
     trust = _tracker(store, config.trust)
-    from .default_provider import choose_provider  # the archive unless told otherwise
-
     provider, owns_provider = choose_provider(config.provider, store)
     return AgentParts(
         model=model,
@@ -180,26 +179,23 @@ def resolve(config: AgentConfig) -> AgentParts:
     )
 
 
-def memory_dir_of(memory_dir: MemoryDir) -> Path | None:
-    """The memory folder `memory_dir` names (created when it is a path), None for no memory."""
+def resolve_memory_dir(memory_dir: MemoryDir) -> Path | None:
+    """The memory folder `memory_dir` names (created when it is a path, never through a link a
+    repository planted: `private.make_memory_dir`), None for no memory."""
     if memory_dir is False:
         return None
     if memory_dir is None:
-        candidate = Path.cwd() / CWD_MEMORY_DIR
+        candidate = memory_dir_of(Path.cwd())
         return candidate if candidate.is_dir() else None
     if memory_dir is True or not isinstance(memory_dir, (str, os.PathLike)):
         raise TypeError("memory_dir must be None, False or a path")
-    path = Path(memory_dir).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return make_memory_dir(Path(memory_dir).expanduser())
 
 
 def _store(memory_dir: MemoryDir) -> MemoryStore | None:
-    path = memory_dir_of(memory_dir)
+    path = resolve_memory_dir(memory_dir)
     if path is None:
         return None
-    from ..memory import MemoryStore  # here: an agent without memory never loads the store
-
     return MemoryStore(path)
 
 
@@ -227,8 +223,7 @@ def _memory_tool(
         return None
     if given is not None:
         return given
-    from ..memory import make_memory_tool  # here: an agent without memory never loads the tool
-    from ..trust import MemoryTrust
+    from ..trust import MemoryTrust  # here: an agent without memory never loads the policy
 
     return make_memory_tool(
         store,

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..memory.render import Attachment, render_attachments
+from ..prompt_text import build_system_prompt
 from ..tools import Tool, ToolResult, clean_text
 from .client import ModelClient, build_client
 from .compaction import (
@@ -42,7 +43,6 @@ from .config import (
 from .errors import AgentCancelled, AgentError, endpoint_error
 from .events import AgentEvent, EventCallback, MemoryChangedEvent, UsageEvent
 from .messages import Message, assistant_message, text_message, tool_message
-from .prompt import build_system_prompt
 from .provider_session import SessionProvider
 from .sessions import (
     SessionHeader,
@@ -56,7 +56,7 @@ from .stream import StepResult, StreamCancelled, StreamingRequest, StreamWorker,
 from .usage import CacheMeter, CachePolicy, LastRequest, TurnUsage, Usage
 
 if TYPE_CHECKING:
-    from ..coding_tools.approval import Approver, DecisionListener
+    from ..approval import Approver, DecisionListener
     from ..memory.provenance import ApprovalMode
     from ..memory.providers import MemoryManager
     from ..memory.store import MemoryStore

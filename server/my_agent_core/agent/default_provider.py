@@ -22,10 +22,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from ..memory.location import workspace_of
+from ..memory.providers.base import MemoryManager, ProviderFailed
 from .errors import AgentConfigError
 
 if TYPE_CHECKING:
-    from ..memory.providers import MemoryManager
     from ..memory.store import MemoryStore
 
 __all__ = ["OFF", "choose_provider"]
@@ -41,7 +42,13 @@ def choose_provider(
         return choice, False
     if isinstance(choice, str) and choice.strip() == OFF:
         return None, False
-    from ..memory.providers.registry import PROVIDER_ENV, provider_name
+    # Here: the registry (and the providers it names) loads only for an agent that may get one.
+    from ..memory.providers.registry import (
+        PROVIDER_ENV,
+        ProviderContext,
+        build_manager,
+        provider_name,
+    )
 
     from_env = bool(os.environ.get(PROVIDER_ENV, "").strip())
     asked = choice is not None or from_env
@@ -52,8 +59,6 @@ def choose_provider(
         return None, False
     if name == OFF:
         return None, False
-    from ..memory.location import workspace_of
-
     folder = workspace_of(store.mem_dir)
     if folder is None:
         if asked:
@@ -63,9 +68,6 @@ def choose_provider(
                 'memory_dir=<folder>/.my_agent_core/memory, or provider="none".'
             )
         return None, False
-    from ..memory.providers import ProviderContext, build_manager
-    from ..memory.providers.base import ProviderFailed
-
     errors: list[str] = []
     manager = build_manager(
         ProviderContext(folder), name=name, on_error=lambda _name, message: errors.append(message)

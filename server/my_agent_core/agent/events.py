@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal, TypedDict, get_args
 
-from ..coding_tools.approval import ApprovalKind
+from ..approval import ApprovalKind
 from .compaction.summary import CompactionReason
 from .errors import ErrorKind
 from .usage import CacheDropRecord, UsageSummary

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from my_agent_core.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from my_agent_core.coding_tools.approval import (
+    from my_agent_core.approval import (
         ApprovalGate,
         ApprovalKind,
         ApprovalReason,
@@ -33,24 +33,21 @@ if TYPE_CHECKING:
         FileChange,
     )
     from my_agent_core.coding_tools.settings import WorkspaceSettings
-    from my_agent_core.coding_tools.toolset import (
-        TOOL_NAMES,
-        make_workspace_tools,
-        workspace_instructions,
-    )
+    from my_agent_core.coding_tools.toolset import TOOL_NAMES, make_workspace_tools
+    from my_agent_core.prompt_text import workspace_instructions
 
 # Loaded on first use, so importing one seam does not import every tool.
 __getattr__ = lazy_exports(
     __name__,
     {
-        "ApprovalGate": "approval",
-        "ApprovalKind": "approval",
-        "ApprovalReason": "approval",
-        "ApprovalRequest": "approval",
-        "Approver": "approval",
-        "Decision": "approval",
-        "DecisionListener": "approval",
-        "command_is_preapproved": "approval",
+        "ApprovalGate": "..approval",
+        "ApprovalKind": "..approval",
+        "ApprovalReason": "..approval",
+        "ApprovalRequest": "..approval",
+        "Approver": "..approval",
+        "Decision": "..approval",
+        "DecisionListener": "..approval",
+        "command_is_preapproved": "..approval",
         "DiskApplier": "disk",
         "editor_ripgrep_paths": "ripgrep",
         "find_ripgrep": "ripgrep",
@@ -63,7 +60,7 @@ __getattr__ = lazy_exports(
         "WorkspaceSettings": "settings",
         "TOOL_NAMES": "toolset",
         "make_workspace_tools": "toolset",
-        "workspace_instructions": "toolset",
+        "workspace_instructions": "..prompt_text",
     },
 )
 

@@ -11,11 +11,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .approval import ApprovalGate, ApprovalRequest, refusal
+from my_agent_core.approval import ApprovalGate, ApprovalRequest
+from my_agent_core.memory.refusal import refusal
+from my_agent_core.textdiff import unified_diff
+
 from .folder import Folder, Text, WorkspaceError
 from .seams import ApplyError, EditApplier, FileChange
 from .settings import WorkspaceSettings
-from .textfile import count_lines, cut_line, newline_of, number_lines, unified_diff
+from .textfile import count_lines, cut_line, newline_of, number_lines
 
 __all__ = ["FileTools"]
 

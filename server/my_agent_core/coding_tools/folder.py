@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from my_agent_core.memory.paths import MEMORY_SUBDIR
-from my_agent_core.paths import PathRefused, read_regular, resolve_inside
+from my_agent_core.layout import MEMORY_SUBDIR
+from my_agent_core.paths import PathRefused, read_regular, resolve_inside, size_text
 
 from .seams import BufferReader, TextSource
 from .textfile import decode_for_read, is_binary
@@ -115,7 +115,7 @@ class Folder:
             return None
         if is_binary(data):
             raise WorkspaceError(
-                f"{rel} is a binary file ({_size(size)}); it is not shown as text. Use run_command "
+                f"{rel} is a binary file ({size_text(size)}); it is not shown as text. Use run_command "
                 "(e.g. `file` or `xxd | head`) if you need to inspect it."
             )
         partial = size > len(data)
@@ -138,11 +138,3 @@ class Folder:
             f"{self.rel(real)} does not exist. Use list_files or search_text to find the right "
             "path (paths are relative to the workspace folder)."
         )
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} bytes"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KiB"
-    return f"{n / (1024 * 1024):.1f} MiB"

@@ -1,5 +1,6 @@
 """A helper process (ripgrep) read line by line, stopped on cancel or timeout; its input, if any,
-written by a thread of its own (a process blocked on a full output pipe never blocks our writes)."""
+written by a thread of its own (a process blocked on a full output pipe never blocks our writes).
+`KillWatch` is the stop itself, shared with the regex worker (`untrusted_regex.py`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,45 @@ from pathlib import Path
 
 from .seams import CancelToken
 
-__all__ = ["StreamedRun"]
+__all__ = ["KillWatch", "StreamedRun"]
+
+
+class KillWatch:
+    """A thread that kills `proc` once `cancel` is set or the monotonic `deadline` passes;
+    `stopped` then says which ("cancelled" | "timeout"). `done()` ends the watch."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        *,
+        deadline: float,
+        cancel: CancelToken | None,
+        every_s: float = 0.05,
+    ) -> None:
+        self.stopped: str | None = None
+        self._proc = proc
+        self._deadline = deadline
+        self._cancel = cancel
+        self._every_s = every_s
+        self._done = threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def done(self) -> None:
+        self._done.set()
+
+    def _watch(self) -> None:
+        while not self._done.wait(self._every_s):
+            if self._cancel is not None and self._cancel.is_set():
+                self._kill("cancelled")
+                return
+            if time.monotonic() > self._deadline:
+                self._kill("timeout")
+                return
+
+    def _kill(self, why: str) -> None:
+        if self._proc.poll() is None:
+            self.stopped = why
+            self._proc.kill()
 
 
 @dataclass
@@ -31,7 +70,6 @@ class StreamedRun:
     input: bytes | None = None
 
     def __post_init__(self) -> None:
-        self.stopped: str | None = None  # "cancelled" | "timeout" once we killed it
         self._proc = subprocess.Popen(
             self.args,
             cwd=self.cwd,
@@ -40,11 +78,10 @@ class StreamedRun:
             stderr=subprocess.PIPE,
         )
         self._stderr: list[bytes] = []
-        self._done = threading.Event()
-        self._threads = [
-            threading.Thread(target=self._drain, daemon=True),
-            threading.Thread(target=self._watch, daemon=True),
-        ]
+        self._watch = KillWatch(
+            self._proc, deadline=time.monotonic() + self.timeout_s, cancel=self.cancel
+        )
+        self._threads = [threading.Thread(target=self._drain, daemon=True)]
         if self.input is not None:
             self._threads.append(threading.Thread(target=self._feed, daemon=True))
         for thread in self._threads:
@@ -70,20 +107,10 @@ class StreamedRun:
                 self._stderr.append(chunk)
             total += len(chunk)
 
-    def _watch(self) -> None:
-        deadline = time.monotonic() + self.timeout_s
-        while not self._done.wait(0.05):
-            if self.cancel is not None and self.cancel.is_set():
-                self._kill("cancelled")
-                return
-            if time.monotonic() > deadline:
-                self._kill("timeout")
-                return
-
-    def _kill(self, why: str) -> None:
-        if self._proc.poll() is None:
-            self.stopped = why
-            self._proc.kill()
+    @property
+    def stopped(self) -> str | None:
+        """Why the watch killed it ("cancelled" or "timeout"); None while it was not."""
+        return self._watch.stopped
 
     def lines(self) -> Iterator[bytes]:
         assert self._proc.stdout is not None
@@ -91,7 +118,7 @@ class StreamedRun:
 
     def close(self) -> tuple[int, str]:
         """Stop the process if it still runs; (exit code, stderr text)."""
-        self._done.set()
+        self._watch.done()
         if self._proc.poll() is None:
             self._proc.kill()
         code = self._proc.wait()

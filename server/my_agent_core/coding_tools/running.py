@@ -5,7 +5,9 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 
-from .approval import ApprovalGate, ApprovalRequest, refusal
+from my_agent_core.approval import ApprovalGate, ApprovalRequest
+from my_agent_core.memory.refusal import refusal
+
 from .commands import CommandOutcome, OutputListener, run_shell
 from .folder import Folder, WorkspaceError
 from .seams import CancelToken

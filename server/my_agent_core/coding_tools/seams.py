@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from my_agent_core.approval import CancelToken
+
 __all__ = [
     "ApplyConflict",
     "ApplyError",
@@ -37,14 +39,6 @@ class BufferReader(Protocol):
         """The paths of the files open in the editor (saved or not), so a search can look at
         their text too. Must not block."""
         ...
-
-
-class CancelToken(Protocol):
-    """Set when the user stops the turn; `threading.Event` is one. The owner clears it per turn."""
-
-    def is_set(self) -> bool: ...
-
-    def wait(self, timeout: float | None = None) -> bool: ...
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Text as the tools show and change it: decoding, binary detection, line ends, numbered windows, diffs.
+"""Text as the tools show and change it: decoding, binary detection, line ends, numbered windows.
 
 Files come from anywhere (a BOM, CRLF line ends, a latin-1 file, a PNG, a 5 MB minified line), and
 the model must get a readable, bounded view of each, plus a way to read on. Line numbers count `\\n`
@@ -7,7 +7,6 @@ only, as editors and grep do.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 __all__ = [
@@ -22,7 +21,6 @@ __all__ = [
     "is_binary",
     "newline_of",
     "number_lines",
-    "unified_diff",
 ]
 
 BOM = "\ufeff"
@@ -139,32 +137,3 @@ def number_lines(
     last = number - 1
     next_line = last + 1 if last < total else None
     return Window("\n".join(out), start, last, total, next_line)
-
-
-def unified_diff(before: str | None, after: str, relpath: str) -> str:
-    """A unified diff of the change (from /dev/null for a new file), LF line ends, marking a last
-    line without a newline as git does."""
-    old = _diff_lines(before or "")
-    new = _diff_lines(after)
-    lines = difflib.unified_diff(
-        old,
-        new,
-        fromfile="/dev/null" if before is None else f"a/{relpath}",
-        tofile=f"b/{relpath}",
-        lineterm="\n",
-    )
-    out: list[str] = []
-    for line in lines:
-        if line.endswith("\n"):
-            out.append(line)
-        else:
-            out.append(line + "\n\\ No newline at end of file\n")
-    return "".join(out)
-
-
-def _diff_lines(text: str) -> list[str]:
-    lines = text.replace("\r\n", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-        return [line + "\n" for line in lines]
-    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines else [])

@@ -14,11 +14,10 @@ import json
 import struct
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import IO
 
+from .process import KillWatch
 from .seams import CancelToken
 
 __all__ = ["RegexProcess", "RegexRefused", "RegexStopped"]
@@ -41,18 +40,13 @@ class RegexProcess:
     def __init__(
         self, pattern: str, *, limit: int, deadline: float, cancel: CancelToken | None = None
     ) -> None:
-        self._deadline = deadline
-        self._cancel = cancel
-        self.stopped: str | None = None
-        self._done = threading.Event()
         self._proc = subprocess.Popen(
             [sys.executable, "-I", "-S", str(_WORKER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
-        self._watcher = threading.Thread(target=self._watch, daemon=True)
-        self._watcher.start()
+        self._watch = KillWatch(self._proc, deadline=deadline, cancel=cancel, every_s=0.02)
         try:
             self._send(json.dumps({"pattern": pattern, "limit": limit}).encode("utf-8") + b"\n")
             answer = self._receive()
@@ -78,8 +72,13 @@ class RegexProcess:
             raise RegexStopped(self.stopped or "failed")
         return [(int(n), str(line), int(column)) for n, line, column in answer]
 
+    @property
+    def stopped(self) -> str | None:
+        """Why the watch killed the child ("cancelled" or "timeout"); None while it was not."""
+        return self._watch.stopped
+
     def close(self) -> None:
-        self._done.set()
+        self._watch.done()
         if self._proc.poll() is None:
             self._proc.kill()
         self._proc.wait()
@@ -107,17 +106,3 @@ class RegexProcess:
         if not line:
             raise RegexStopped(self.stopped or "failed")
         return json.loads(line)
-
-    def _watch(self) -> None:
-        while not self._done.wait(0.02):
-            if self._cancel is not None and self._cancel.is_set():
-                self._kill("cancelled")
-                return
-            if time.monotonic() > self._deadline:
-                self._kill("timeout")
-                return
-
-    def _kill(self, why: str) -> None:
-        if self._proc.poll() is None:
-            self.stopped = why
-            self._proc.kill()

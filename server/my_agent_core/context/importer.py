@@ -31,7 +31,7 @@ from my_agent_core.memory.document import SECTION_SIGN, budget_used, normalize_e
 from my_agent_core.memory.location import workspace_of
 from my_agent_core.memory.safety import describe, scan
 from my_agent_core.memory.store import MemoryChanged, MemoryEditError, MemoryStore, Operation
-from my_agent_core.paths import FileTooLarge, PathRefused, read_regular, resolve_inside
+from my_agent_core.paths import FileTooLarge, PathRefused, read_text, resolve_inside
 
 __all__ = [
     "IMPORT_MAX_BYTES",
@@ -365,15 +365,11 @@ def import_file(
     real = Path(resolve_inside(folder, path, what="file to import")) if folder else Path(path)
     shown = os.fspath(path)
     try:
-        data = read_regular(real, max_bytes=max_bytes, name=shown)
+        text = read_text(real, max_bytes=max_bytes, name=shown, bom=True)
     except FileTooLarge as exc:
         raise PathRefused(f"{exc} Import takes instructions files, not data.") from None
-    if data is None:
+    if text is None:
         raise PathRefused(f"{shown} does not exist.")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise PathRefused(f"{shown} is not valid UTF-8 (bad byte at offset {exc.start}).") from None
     return import_text(
         store,
         text,

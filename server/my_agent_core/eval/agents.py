@@ -19,10 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from my_agent_core.agent import DEFAULT_MAX_STEPS, AgentConfig
+from my_agent_core.agent import build_agent as build
+from my_agent_core.approval import ApprovalRequest, Decision
+from my_agent_core.coding_tools import DiskApplier, WorkspaceSettings, make_workspace_tools
+from my_agent_core.prompt_text import DEFAULT_INSTRUCTIONS, workspace_instructions
+
 if TYPE_CHECKING:
     from my_agent_core.agent import Agent, ModelClient
     from my_agent_core.agent.events import EventCallback
-    from my_agent_core.coding_tools import ApprovalRequest, Decision
 
 __all__ = ["EVAL_DECLINE_NOTE", "AgentSettings", "ReadOnlyApprover", "build_agent"]
 
@@ -47,8 +52,6 @@ class ReadOnlyApprover:
     """Reads never ask; every edit and command is declined with a note the model can act on."""
 
     def approve(self, request: ApprovalRequest) -> Decision:
-        from my_agent_core.coding_tools import Decision
-
         return Decision.deny("user", EVAL_DECLINE_NOTE)
 
 
@@ -59,15 +62,6 @@ def build_agent(
     on_event: EventCallback,
 ) -> Agent:
     """A new session on `workspace` with its memory in `memory_dir` (a fresh snapshot each call)."""
-    from my_agent_core.agent import DEFAULT_INSTRUCTIONS, DEFAULT_MAX_STEPS, AgentConfig
-    from my_agent_core.agent import build_agent as build
-    from my_agent_core.coding_tools import (
-        DiskApplier,
-        WorkspaceSettings,
-        make_workspace_tools,
-        workspace_instructions,
-    )
-
     tools = make_workspace_tools(
         workspace,
         approver=ReadOnlyApprover(),

@@ -4,7 +4,9 @@ The endpoint, model and key are taken exactly as `my-agent chat` takes them (`ch
 the key from OPENAI_API_KEY, `--api-key-file` or a hidden prompt, never the command line), and the
 endpoint is checked before the first scenario. Progress goes to stderr (one line per step when
 stderr is not a terminal, so an editor can show the latest); the results go to stdout as tables or,
-with `--json`, as exactly one JSON object.
+with `--json`, as exactly one JSON object. `my-agent` imports this module to build its parser, so
+the runner, the agent and everything else a run needs are imported inside the functions below:
+start-up time of every other command.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from my_agent_core.api_key import RefuseKeyOnCommandLine
+from my_agent_core.chat_endpoint import EndpointProblem, add_endpoint_arguments, connect
+from my_agent_core.terminal_text import is_terminal, visible
 
 if TYPE_CHECKING:
     from .runner import Progress
@@ -59,22 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--model", help="model name (default: $MY_AGENT_MODEL)")
-    parser.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="OpenAI-compatible endpoint, e.g. http://localhost:8080/v1 (default: $OPENAI_BASE_URL)",
-    )
-    parser.add_argument(
-        "--api-key-file",
-        metavar="PATH",
-        help="read the API key from PATH (a file only you can read), '-' for the first line of "
-        "standard input, or /dev/fd/N (default: $OPENAI_API_KEY, else a hidden prompt on a "
-        "terminal)",
-    )
-    parser.add_argument(  # refused with a message, never used: see api_key.py
-        "--api-key", nargs="?", metavar="KEY", action=RefuseKeyOnCommandLine, help=argparse.SUPPRESS
-    )
+    add_endpoint_arguments(parser)
     parser.add_argument(
         "--scenarios",
         action="append",
@@ -118,9 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
     """Run the suite; 0 when it finished (whatever the score), 2 on a configuration error."""
-    from my_agent_core.chat_endpoint import EndpointProblem, connect
-
-    from .agents import AgentSettings
+    from .agents import AgentSettings  # here: start-up time (see the top)
     from .report import html_report, summary, tables
     from .runner import run_suite
 
@@ -138,7 +124,9 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
         return EXIT_CONFIG
     stdin = stdin or sys.stdin
     try:
-        client = connect(args.base_url, args.api_key_file, stdin=stdin, interactive=_isatty(stdin))
+        client = connect(
+            args.base_url, args.api_key_file, stdin=stdin, interactive=is_terminal(stdin)
+        )
     except EndpointProblem as exc:
         print(f"my-agent: {exc}", file=err)
         return EXIT_CONFIG
@@ -150,7 +138,7 @@ def run(args: argparse.Namespace, stdin: TextIO | None = None) -> int:
         line.done()
     status = EXIT_OK
     if args.report is not None:
-        from my_agent_core.safe_write import write_atomic
+        from my_agent_core.safe_write import write_atomic  # here: start-up time (see the top)
 
         try:
             write_atomic(args.report, html_report(model, results).encode("utf-8"))
@@ -173,7 +161,7 @@ class _ConfigError(Exception):
 
 
 def _scenarios(args: argparse.Namespace) -> list[Scenario]:
-    from .scenario import BUILTIN_DIR, ScenarioError, load_scenarios
+    from .scenario import BUILTIN_DIR, ScenarioError, load_scenarios  # here: start-up time
 
     try:
         scenarios = load_scenarios([BUILTIN_DIR, *args.scenarios])
@@ -193,18 +181,14 @@ def _scenarios(args: argparse.Namespace) -> list[Scenario]:
 def _instructions(path: Path | None) -> str | None:
     if path is None:
         return None
-    from my_agent_core.paths import PathRefused, read_regular
+    from my_agent_core.paths import PathRefused, read_text  # here: start-up time
 
     try:
-        raw = read_regular(path, max_bytes=INSTRUCTIONS_MAX_BYTES, name=str(path))
+        text = read_text(path, max_bytes=INSTRUCTIONS_MAX_BYTES, name=str(path))
     except PathRefused as exc:
         raise _ConfigError(f"--instructions: {exc}") from None
-    if raw is None:
+    if text is None:
         raise _ConfigError(f"--instructions: {path} does not exist")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _ConfigError(f"--instructions: {path} is not UTF-8 text") from None
     if not text.strip():
         raise _ConfigError(f"--instructions: {path} is empty")
     return text
@@ -223,13 +207,6 @@ def _check_report_path(path: Path | None) -> None:
         raise _ConfigError(f"--report: the folder {parent} is not writable")
 
 
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
 class ProgressLine:
     """The progress of a run on stderr: one line redrawn in place on a terminal, else a line per
     scenario step (never a control character, so a log or an editor can show it as it is)."""
@@ -237,7 +214,7 @@ class ProgressLine:
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         raw = sys.__stderr__
-        self._tty = _isatty(stream) and raw is not None and _isatty(raw)
+        self._tty = is_terminal(stream) and raw is not None and is_terminal(raw)
         self._raw = raw if self._tty else None
         self._last = ""
 
@@ -247,8 +224,6 @@ class ProgressLine:
             f"{p.session}/{p.sessions} · message {p.message}/{p.messages}"
         )
         if self._raw is not None:
-            from my_agent_core.terminal_text import visible
-
             self._raw.write(f"\r\x1b[K{visible(f'{text} · {p.activity}')[:200]}")
             self._raw.flush()
         elif text != self._last:  # steps, not every tool call

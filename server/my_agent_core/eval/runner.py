@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from my_agent_core.layout import FILE_NAMES
 from my_agent_core.memory.document import ENTRY_DELIMITER
+from my_agent_core.memory.store import MemoryStore
 from my_agent_core.safe_write import write_atomic
 
 from .agents import AgentSettings, build_agent
@@ -140,9 +142,6 @@ def _prepare(scenario: Scenario, workspace: Path, memory_dir: Path) -> None:
 
 
 def _entries(memory_dir: Path) -> dict[str, list[str]]:
-    from my_agent_core.memory import MemoryStore
-    from my_agent_core.memory.paths import FILE_NAMES
-
     store = MemoryStore(memory_dir)
     store.load_from_disk()
     by_name = {name: target for target, name in FILE_NAMES.items()}

@@ -21,6 +21,7 @@ from my_agent_core.memory.safety import scan
 from .convert import minimal_edit
 from .memory_buffer import SOURCE, MemoryBuffer
 from .promote import PROMOTE_COMMAND, PROMOTE_KIND, team_file_name
+from .promote import register as register_promote
 from .team_rules import GIT_SETUP_COMMAND
 from .uris import path_to_uri
 
@@ -197,7 +198,6 @@ def fix_all_action(ls: ServerHooks, buf: MemoryBuffer) -> types.CodeAction | Non
 def register(ls: MyAgentServer) -> None:
     """textDocument/codeAction with quick fixes, `source.fixAll.myAgent` and the promotion (whose
     command is registered here too)."""
-    from .promote import register as register_promote
 
     register_promote(ls)
 

@@ -22,8 +22,8 @@ from .uris import path_to_uri
 
 if TYPE_CHECKING:
     from my_agent_core.agent.events import ApprovalEvent, ApprovalOutcome
+    from my_agent_core.approval import ApprovalSource
     from my_agent_core.coding_tools import ApprovalRequest, CancelToken, Decision
-    from my_agent_core.coding_tools.approval import ApprovalSource
 
 __all__ = ["APPROVE", "LspApprover", "approval_event", "approve_params"]
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from my_agent_core.memory.paths import TARGETS
+from my_agent_core.layout import TARGETS
+from my_agent_core.paths import PathRefused
 
 from .attachments import ContextRef, read_attachments
 from .chat_build import BuiltSession, ModelClients, SessionBuilder
@@ -262,7 +263,6 @@ class ChatManager:
     def _find(self, session_id: str) -> tuple[FolderState, SessionRecord, SessionStore]:
         """The trusted folder whose store holds the session, and the session (worker thread)."""
         from my_agent_core.agent import SessionNotFound  # here: start-up time (the agent package)
-        from my_agent_core.paths import PathRefused
 
         settings = self.ls.config
         for folder in list(self.ls.memory.folders.values()):
@@ -376,7 +376,6 @@ class ChatManager:
 
     def _persisted(self, folders: list[FolderState]) -> list[SessionInfoJson]:
         from my_agent_core.agent import SessionError  # here: start-up time (the agent package)
-        from my_agent_core.paths import PathRefused
 
         settings = self.ls.config
         rows: list[SessionInfoJson] = []

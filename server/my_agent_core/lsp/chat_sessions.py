@@ -32,7 +32,7 @@ DAMAGED_TITLE = "(this chat cannot be reopened: {error})"
 
 def open_session_store(folder: Path, settings: Settings) -> SessionStore:
     """The folder's session store with the current retention settings (cheap: it holds no state)."""
-    from my_agent_core.agent import SessionStore
+    from my_agent_core.agent import SessionStore  # here: the agent loads off the event loop
 
     return SessionStore(
         folder,

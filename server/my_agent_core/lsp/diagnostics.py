@@ -12,73 +12,17 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from .memory_buffer import SOURCE, LayoutRules, MemoryBuffer, to_diagnostic
+from .memory_buffer import SOURCE, LayoutRules, to_diagnostic
+from .publish import client_pulls, publish, refresh_all
 from .team_rules import CombinedRules, team_checks
 from .team_rules import register as register_team
 
 if TYPE_CHECKING:
-    from .hooks import ServerHooks
     from .server import MyAgentServer
 
-__all__ = [
-    "SOURCE",
-    "client_pulls",
-    "publish",
-    "refresh_all",
-    "register",
-    "republish",
-    "to_diagnostic",
-]
+__all__ = ["SOURCE", "register", "to_diagnostic"]
 
 logger = logging.getLogger(__name__)
-
-
-def client_pulls(ls: ServerHooks) -> bool:
-    """True when the client asks for diagnostics itself (`textDocument.diagnostic`)."""
-    text_document = ls.client_capabilities.text_document
-    return text_document is not None and text_document.diagnostic is not None
-
-
-def _client_refreshes(ls: ServerHooks) -> bool:
-    ws = ls.client_capabilities.workspace
-    return bool(ws and ws.diagnostics and ws.diagnostics.refresh_support)
-
-
-def publish(ls: ServerHooks, buf: MemoryBuffer) -> None:
-    """Push the buffer's diagnostics (push mode only)."""
-    if client_pulls(ls):
-        return
-    ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(
-            uri=buf.uri, diagnostics=buf.diagnostics, version=buf.version
-        )
-    )
-
-
-def refresh_all(ls: ServerHooks) -> None:
-    """Settings changed: re-lint open memory files and re-publish (or ask the client to re-pull)."""
-    changed = False
-    for buf in ls.buffers.memory_buffers():
-        if buf.set_settings(ls.config.limit(buf.target), ls.config.near_budget_share):
-            changed = True
-            publish(ls, buf)
-    if changed and client_pulls(ls) and _client_refreshes(ls):
-        try:
-            ls.workspace_diagnostic_refresh(None)
-        except Exception:
-            logger.exception("workspace/diagnostic/refresh failed")
-
-
-def republish(ls: ServerHooks, buffers: list[MemoryBuffer]) -> None:
-    """Buffers whose findings changed without an edit (the workspace changed): push them, or ask
-    a pulling client to pull again."""
-    for buf in buffers:
-        publish(ls, buf)
-    if buffers and client_pulls(ls) and _client_refreshes(ls):
-        try:
-            ls.workspace_diagnostic_refresh(None)
-        except Exception:
-            logger.exception("workspace/diagnostic/refresh failed")
 
 
 def register(ls: MyAgentServer) -> None:

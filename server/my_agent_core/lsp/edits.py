@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from my_agent_core.coding_tools.disk import DiskApplier
+from my_agent_core.coding_tools.seams import ApplyConflict, ApplyError
+
 from .client_link import ClientLink, ClientTimeout
 from .convert import minimal_edit
 
@@ -56,8 +59,6 @@ class LspEditApplier:
         self._versioned = versioned
         self._can_apply = can_apply
         if disk is None:
-            from my_agent_core.coding_tools import DiskApplier
-
             disk = DiskApplier()
         self._disk = disk
 
@@ -68,8 +69,6 @@ class LspEditApplier:
         self._through_editor(change)
 
     def _through_editor(self, change: FileChange) -> None:
-        from my_agent_core.coding_tools import ApplyConflict, ApplyError
-
         if not self._can_apply:
             raise ApplyError(
                 f"{change.relpath} is open in the editor, which cannot apply edits "
@@ -102,8 +101,6 @@ class LspEditApplier:
     def _edit_params(self, change: FileChange) -> types.ApplyWorkspaceEditParams:
         """Built on the event loop, where the buffer's text and version change: both are read at
         the same moment as the check that the buffer still holds what the user approved."""
-        from my_agent_core.coding_tools import ApplyConflict
-
         doc = self._buffers.document_at(change.path)
         if doc is None:
             raise ApplyConflict(

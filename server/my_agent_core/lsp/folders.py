@@ -18,15 +18,21 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from my_agent_core.memory import document as memdoc
-from my_agent_core.memory.paths import (
+from my_agent_core.layout import (
     FILE_NAMES,
     JOURNAL_NAME,
     TARGETS,
     memory_dir_of,
     target_of_file,
 )
-from my_agent_core.paths import PathRefused, check_memory_folder, read_regular, resolve_inside
+from my_agent_core.memory import document as memdoc
+from my_agent_core.memory.journal import Journal, JournalRecord
+from my_agent_core.paths import (
+    PathRefused,
+    check_memory_folder,
+    read_text,
+    resolve_inside,
+)
 
 from .buffer_merge import apply_buffer_edit, merged_buffer_edit
 from .params import invalid, to_plain
@@ -42,9 +48,9 @@ from .settings import Settings
 from .uris import norm_path, path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
-    from my_agent_core.memory.journal import JournalRecord
     from my_agent_core.memory.provenance import Provenance
     from my_agent_core.memory.store import MemoryStore
+    from my_agent_core.memory.store_types import WriteEvent
 
     from .server import MyAgentServer
 
@@ -90,15 +96,10 @@ def read_memory_text(mem_dir: Path, target: str) -> tuple[str | None, str | None
         check_memory_folder(mem_dir)
         check_separate(mem_dir, name)
         real = resolve_inside(mem_dir, name, what=name)
-        data = read_regular(real, max_bytes=MEMORY_FILE_MAX_BYTES, name=name)
+        text = read_text(real, max_bytes=MEMORY_FILE_MAX_BYTES, name=name)
     except PathRefused as exc:
         return None, str(exc)
-    if data is None:
-        return "", None
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        return None, f"{name} is not valid UTF-8 (bad byte at offset {exc.start}); it is not read."
+    return (text if text is not None else ""), None
 
 
 @dataclass
@@ -126,8 +127,7 @@ def observed_store(
 
     Opened through `memory.location.open_store`, the one factory: with `myAgent.memory.userProfile`
     "global" its USER.md is the user's own profile, shared by every workspace."""
-    from my_agent_core.memory.location import open_store
-    from my_agent_core.memory.store import WriteEvent
+    from my_agent_core.memory.location import open_store  # here: the store loads on first use
 
     def listener(event: WriteEvent) -> None:
         on_write(event.target, event.before, event.record)
@@ -144,7 +144,7 @@ def observed_store(
 
 def record_json(record: JournalRecord) -> JournalEntryJson:
     """A journal record as the protocol sends it, with its summary in words."""
-    from my_agent_core.memory.origins import record_summary
+    from my_agent_core.memory.origins import record_summary  # here: start-up time (~2 ms)
 
     out: JournalEntryJson = {
         "id": record.id,
@@ -183,6 +183,7 @@ def entry_origins_json(
     store: MemoryStore, target: str, entries: list[str]
 ) -> list[EntryOriginJson]:
     """Who made each entry and from what (`memory/origins.py`), from the target's own history."""
+    # Here: start-up time (~2 ms; the Memory view asks after the first diagnostics).
     from my_agent_core.memory.origins import entry_origins, journal_records, origin_summary
 
     records = journal_records(store.folder(target) / JOURNAL_NAME)
@@ -270,22 +271,26 @@ class MemoryFolders:
         session_id: str | None,
         journal_error: str | None = None,
     ) -> None:
-        """From a store's thread: remember the write as ours and announce it on the event loop.
+        """From a store's thread: remember the write as ours, announce it on the event loop and
+        merge it into a dirty open buffer.
 
         `journal_error`: the writing store could not record the edit in its history (the edit
         itself is saved); the announcement carries it so the user learns that undo will miss it.
         """
         self.own_writes.add(record.id)
-        self.ls.post(
-            self.handle_write,
-            folder_path,
-            target,
-            before,
-            record,
-            source,
-            session_id,
-            journal_error,
-        )
+
+        def on_loop() -> None:
+            self.announce(
+                folder_path,
+                target,
+                source,
+                session_id=session_id,
+                journal_id=record.id,
+                journal_error=journal_error,
+            )
+            self.merge_into_open_buffers(folder_path, target, before, record)
+
+        self.ls.post(on_loop)
 
     def drop_stores(self) -> None:
         """Forget the panel stores (the limits changed); they are rebuilt on next use."""
@@ -388,34 +393,11 @@ class MemoryFolders:
                 logger.exception("memory-changed callback failed")
         return True
 
-    def handle_write(
-        self,
-        folder_path: Path,
-        target: str,
-        before: str | None,
-        record: JournalRecord,
-        source: str,
-        session_id: str | None,
-        journal_error: str | None = None,
-    ) -> None:
-        """A store in this process wrote: announce it and merge it into a dirty open buffer."""
-        self.announce(
-            folder_path,
-            target,
-            source,
-            session_id=session_id,
-            journal_id=record.id,
-            journal_error=journal_error,
-        )
-        self.merge_into_open_buffers(folder_path, target, before, record)
-
     def last_journal_id(self, folder_path: Path) -> str | None:
         last = self.last_journal_record(folder_path)
         return last.id if last is not None else None
 
     def last_journal_record(self, folder_path: Path) -> JournalRecord | None:
-        from my_agent_core.memory.journal import Journal
-
         try:
             return Journal(memory_dir_of(folder_path) / JOURNAL_NAME).newest()
         except OSError:
@@ -551,24 +533,37 @@ async def pull_configuration(ls: MyAgentServer) -> bool:
 
 async def register_watcher(ls: MyAgentServer) -> None:
     """Ask the client to watch the memory files (dynamic registration only)."""
+    if await ask_to_watch(ls, "memory", WATCH_GLOB):
+        ls.watcher_registered = True
+
+
+def can_watch(ls: MyAgentServer) -> bool:
+    """Whether the client registers file watchers on request (dynamic registration)."""
     caps = ls.client_capabilities.workspace
     watched = caps.did_change_watched_files if caps else None
-    if not (watched and watched.dynamic_registration):
-        return
+    return bool(watched and watched.dynamic_registration)
+
+
+async def ask_to_watch(ls: MyAgentServer, name: str, glob: str) -> bool:
+    """Ask the client to report the files matching `glob` (`workspace/didChangeWatchedFiles`); True
+    when it agreed, False when it cannot (no dynamic registration) or refused (logged)."""
+    if not can_watch(ls):
+        return False
     registration = types.Registration(
-        id=f"my-agent-memory-watch-{uuid.uuid4().hex[:8]}",
+        id=f"my-agent-{name}-watch-{uuid.uuid4().hex[:8]}",
         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
         register_options=types.DidChangeWatchedFilesRegistrationOptions(
-            watchers=[types.FileSystemWatcher(glob_pattern=WATCH_GLOB)]
+            watchers=[types.FileSystemWatcher(glob_pattern=glob)]
         ),
     )
     try:
         await ls.client_register_capability_async(
             types.RegistrationParams(registrations=[registration])
         )
-        ls.watcher_registered = True
     except Exception as exc:
-        logger.info("client/registerCapability failed: %s", exc)
+        logger.info("client/registerCapability (%s watcher) failed: %s", name, exc)
+        return False
+    return True
 
 
 def memory_file_of(uri: object) -> MemoryFile | None:

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from my_agent_core.memory.paths import FILE_NAMES, TARGETS
+from my_agent_core.layout import FILE_NAMES, TARGETS
+from my_agent_core.memory.safety import scan
+from my_agent_core.paths import PathRefused
 
 from .folders import record_json
 from .params import (
@@ -111,7 +113,7 @@ class MemoryImportResult(TypedDict):
 
 
 def _edit_error() -> type[Exception]:
-    from my_agent_core.memory.store import MemoryEditError
+    from my_agent_core.memory.errors import MemoryEditError  # here: start-up time
 
     return MemoryEditError
 
@@ -155,7 +157,7 @@ class AgentToolStores:
         held = self._stores.get(folder.path)
         if held is not None and held.key == key:
             return held.store
-        from my_agent_core.memory.location import open_store
+        from my_agent_core.memory.location import open_store  # here: start-up time
 
         path = folder.path
 
@@ -258,8 +260,7 @@ def register(ls: MyAgentServer) -> None:
         store = ls.memory.store(folder)
 
         def run() -> MemoryImportResult:
-            from my_agent_core.context.importer import import_file
-            from my_agent_core.paths import PathRefused
+            from my_agent_core.context.importer import import_file  # here: start-up time
 
             try:
                 result = import_file(store, path, target=target, author="user", folder=folder.path)
@@ -305,7 +306,7 @@ def register(ls: MyAgentServer) -> None:
         store = tool_stores.store(folder)
 
         def run() -> MemoryToolResult:
-            from my_agent_core.memory.memory_tool import make_memory_tool
+            from my_agent_core.memory.memory_tool import make_memory_tool  # here: start-up time
             from my_agent_core.tools import clean_text
 
             result = make_memory_tool(store).execute(arguments)
@@ -353,8 +354,6 @@ def register(ls: MyAgentServer) -> None:
 def _logged(record: JournalRecord) -> LoggedRecordJson:
     """A journal record as `memory/log` sends it: `record_json` plus its changes, each side marked
     when the scanner blocks it (the editor quotes the entry a notice is about, never a blocked one)."""
-    from my_agent_core.memory.safety import scan
-
     changes: list[ChangeJson] = [
         {
             "before": c.before,
@@ -372,8 +371,7 @@ QUOTE_CHARS = 60
 
 def _quoted(text: str) -> str:
     """An entry named in a message: one line, bounded, in quotes; a blocked entry is not quoted."""
-    from my_agent_core.memory.render import neutralize
-    from my_agent_core.memory.safety import scan
+    from my_agent_core.memory.render import neutralize  # here: start-up time (the renderer)
 
     if scan(text):
         return "an entry the safety scanner blocks (not quoted)"

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from my_agent_core.layout import FILE_NAMES
 from my_agent_core.memory.document import normalize_entry
-from my_agent_core.memory.paths import FILE_NAMES
 from my_agent_core.memory.safety import describe, scan
-from my_agent_core.paths import PathRefused, read_regular, resolve_inside
+from my_agent_core.paths import PathRefused, read_text, resolve_inside
 
 from .convert import PositionConverter, line_index
 from .params import invalid, to_plain
@@ -87,15 +87,11 @@ def promote_target(folder: Path) -> Target:
         return Target(name, folder / name, None)
     try:
         real = resolve_inside(folder, name, what=name)
-        data = read_regular(real, max_bytes=READ_MAX_BYTES, name=name)
+        text = read_text(real, max_bytes=READ_MAX_BYTES, name=name)
     except PathRefused as exc:
         raise PromoteRefused(f"{name} cannot be edited safely: {exc}") from None
-    if data is None:
+    if text is None:
         raise PromoteRefused(f"{name} is a link to nothing; fix or remove it first")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise PromoteRefused(f"{name} is not UTF-8 text; it is left as it is") from None
     return Target(name, real, text)
 
 
@@ -232,7 +228,7 @@ async def promote(ls: MyAgentServer, args: Sequence[Any]) -> dict[str, Any]:
     if not getattr(result, "applied", False):
         why = getattr(result, "failure_reason", None) or "it was not applied"
         return _told(ls, False, f"{target.name} was not changed ({why}); memory is unchanged")
-    from my_agent_core.memory.store import MemoryEditError
+    from my_agent_core.memory.errors import MemoryEditError  # here: start-up time
 
     try:
         await asyncio.to_thread(store.remove, memory_file.target, entry, author="user")

@@ -52,12 +52,12 @@ from .pygls_internals import (
     set_stop_event,
     user_feature,
 )
-from .recall_requests import RecallService
 from .settings import Settings
 from .workspace_checks import EditorWorkspaceChecks
 
 if TYPE_CHECKING:
     from .chat import ChatManager
+    from .recall_service import RecallService
 
 __all__ = ["MyAgentProtocol", "MyAgentServer", "build_server", "main"]
 
@@ -263,7 +263,8 @@ class MyAgentServer(LanguageServer):
         self.memory = MemoryFolders(self)
         self.workspace_checks = EditorWorkspaceChecks(self)
         self._chat: ChatManager | None = None
-        self.recall = RecallService(self)
+        self._recall: RecallService | None = None
+        self._recall_lock = threading.Lock()  # a store's thread may ask first (archive_write)
 
     @property
     def chat(self) -> ChatManager:
@@ -278,6 +279,23 @@ class MyAgentServer(LanguageServer):
     def chat_started(self) -> bool:
         """Whether a chat request was served (there are sessions to shut down)."""
         return self._chat is not None
+
+    @property
+    def recall(self) -> RecallService:
+        """The folders' recall archives, built on the first Recall request or archived write
+        (lsp/recall_requests.py)."""
+        with self._recall_lock:
+            if self._recall is None:
+                # Here: the archive's modules load on first use (start-up time).
+                from .recall_service import RecallService
+
+                self._recall = RecallService(self)
+            return self._recall
+
+    @property
+    def recall_started(self) -> bool:
+        """Whether the recall service runs (it has providers to follow and to shut down)."""
+        return self._recall is not None
 
     # ----- hooks for the feature modules (typed by hooks.ServerHooks) ------------------------------
     @property

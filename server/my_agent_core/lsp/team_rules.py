@@ -24,10 +24,11 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from my_agent_core.layout import FILE_NAMES, memory_dir_of
 from my_agent_core.memory.lint import driver_notice, merge_pair_findings
-from my_agent_core.memory.paths import FILE_NAMES, memory_dir_of
 
 from .params import invalid, opt_str, to_params
+from .publish import relint_folder
 
 if TYPE_CHECKING:
     from my_agent_core.memory.lint import Finding, PieceLayout
@@ -123,7 +124,7 @@ class FolderDriverStatus:
                 self._running = False
 
     def _ask(self) -> tuple[DriverStatus | None, Signature | None]:
-        from my_agent_core.team.git_setup import driver_status
+        from my_agent_core.team.git_setup import driver_status  # here: start-up time
 
         try:
             status = driver_status(self.folder)
@@ -167,7 +168,7 @@ class TeamRules:
         if self._pairs is None or self._pairs[0] != signature:
             found: list[MergePair] = []
             if signature[0] is not None:
-                from my_agent_core.memory.merge_pairs import read_pairs
+                from my_agent_core.memory.merge_pairs import read_pairs  # only with a record
 
                 found = read_pairs(self.mem_dir, self.file_name)
             self._pairs = (signature, found)
@@ -207,22 +208,9 @@ class TeamChecks:
             found = self._folders.get(key)
             if found is None:
                 found = self._folders[key] = FolderDriverStatus(
-                    key, lambda f: self.ls.post(self._changed, f)
+                    key, lambda f: self.ls.post(relint_folder, self.ls, f)
                 )
         return found
-
-    def _changed(self, folder: Path) -> None:
-        """On the event loop: the folder's answer changed; re-lint its open memory files."""
-        from .diagnostics import republish
-
-        buffers = [
-            buf
-            for buf in self.ls.buffers.memory_buffers()
-            if Path(os.path.realpath(buf.folder)) == folder
-        ]
-        for buf in buffers:
-            buf.workspace_changed()
-        republish(self.ls, buffers)
 
 
 _CHECKS: weakref.WeakKeyDictionary[Any, TeamChecks] = weakref.WeakKeyDictionary()
@@ -250,7 +238,7 @@ def register(ls: MyAgentServer) -> None:
             )
 
         def run() -> GitSetupResult:
-            from my_agent_core.team.git_setup import GitSetupError, git_setup
+            from my_agent_core.team.git_setup import GitSetupError, git_setup  # start-up time
 
             try:
                 report = git_setup(folder.path)

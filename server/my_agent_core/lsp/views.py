@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from my_agent_core.layout import JOURNAL_NAME, memory_dir_of
 from my_agent_core.memory.document import Entry, serialize
 from my_agent_core.memory.lint import shortest_address
-from my_agent_core.memory.paths import JOURNAL_NAME, memory_dir_of
 from my_agent_core.paths import PathRefused, check_memory_folder
 
 from .convert import minimal_edit
@@ -74,6 +74,7 @@ def _plain(text: str) -> str:
 
 def _origin_line(buf: MemoryBuffer, texts: list[str], index: int) -> str:
     """Who made the entry and from what, from the folder's history (`memory/origins.py`)."""
+    # Here: start-up time (~2 ms; a hover comes after the first diagnostics).
     from my_agent_core.memory.origins import entry_origins, journal_records, origin_summary
 
     mem_dir = memory_dir_of(buf.folder)

@@ -10,7 +10,8 @@ rules read files of the folder locally and send nothing anywhere, so untrusted f
 checked too (as the base lint checks them). The watcher for every file is registered (dynamic
 registration) when the first index is started, so a session that never opens a memory file
 never gets the workspace's file events; a client without dynamic registration sends none, and
-the index then stays as built (no polling).
+the index then stays as built (no polling). The rules themselves (`my_agent_core.context`) are
+imported inside the functions below, when a folder first needs them: start-up time.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ import asyncio
 import logging
 import os
 import threading
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from lsprotocol import types
 
+from .folders import ask_to_watch, can_watch
+from .publish import relint_folder
 from .uris import uri_to_path
 
 if TYPE_CHECKING:  # the context package is loaded when a memory file is first opened
@@ -53,7 +55,7 @@ class _NoWorkspace:
     """The rules of a memory file outside the editor's folders: those that need no workspace."""
 
     def __init__(self) -> None:
-        from my_agent_core.context.rules import WorkspaceRules
+        from my_agent_core.context.rules import WorkspaceRules  # here: start-up time (see the top)
 
         self.rules: WorkspaceRules = WorkspaceRules(None)
 
@@ -70,7 +72,7 @@ class EditorWorkspaceChecks:
         self._lock = threading.Lock()
         self._outside: _NoWorkspace | None = None
         self._watching = False
-        self._registering: asyncio.Task[None] | None = None
+        self._registering: asyncio.Task[bool] | None = None
 
     def checks_for(self, folder: Path) -> WorkspaceChecks | _NoWorkspace:
         """The checks of a workspace folder (started on first use), or the workspace-free rules
@@ -84,10 +86,10 @@ class EditorWorkspaceChecks:
                 if self._outside is None:
                     self._outside = _NoWorkspace()
                 return self._outside
-            from my_agent_core.context.service import WorkspaceChecks
+            from my_agent_core.context.service import WorkspaceChecks  # here: start-up time
 
             found = self._checks[key] = WorkspaceChecks(
-                key, on_change=lambda: self.ls.post(self._changed, key), start=False
+                key, on_change=lambda: self.ls.post(relint_folder, self.ls, key), start=False
             )
         self.ls.post(found.start)  # after the handler that asked: its diagnostics go out first
         self._watch()
@@ -98,30 +100,14 @@ class EditorWorkspaceChecks:
         if self._watching:
             return
         self._watching = True
-        caps = self.ls.client_capabilities.workspace
-        watched = caps.did_change_watched_files if caps else None
-        if not (watched and watched.dynamic_registration):
+        if not can_watch(self.ls):
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._registering = loop.create_task(self._register_watcher())  # kept: not collected
-
-    async def _register_watcher(self) -> None:
-        registration = types.Registration(
-            id=f"my-agent-workspace-watch-{uuid.uuid4().hex[:8]}",
-            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-            register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                watchers=[types.FileSystemWatcher(glob_pattern=WATCH_ALL_GLOB)]
-            ),
-        )
-        try:
-            await self.ls.client_register_capability_async(
-                types.RegistrationParams(registrations=[registration])
-            )
-        except Exception as exc:
-            logger.info("client/registerCapability (workspace watcher) failed: %s", exc)
+        # kept: a task nobody holds may be collected before it runs
+        self._registering = loop.create_task(ask_to_watch(self.ls, "workspace", WATCH_ALL_GLOB))
 
     def file_events(self, changes: Sequence[types.FileEvent]) -> None:
         """`workspace/didChangeWatchedFiles`: hand each folder its events (applied off the loop)."""
@@ -129,7 +115,7 @@ class EditorWorkspaceChecks:
             folders = list(self._checks)
         if not folders:
             return  # no memory file opened yet: no index to keep
-        from my_agent_core.context.events import FileEvent
+        from my_agent_core.context.events import FileEvent  # here: start-up time (see the top)
 
         by_folder: dict[Path, list[FileEvent]] = {}
         for change in changes:
@@ -148,7 +134,7 @@ class EditorWorkspaceChecks:
             folders = list(self._checks)
         if not folders:
             return
-        from my_agent_core.context.events import FileEvent
+        from my_agent_core.context.events import FileEvent  # here: start-up time (see the top)
 
         by_folder: dict[Path, list[FileEvent]] = {}
         for item in files:
@@ -173,19 +159,6 @@ class EditorWorkspaceChecks:
         with self._lock:
             for folder in [f for f in self._checks if f not in open_folders]:
                 self._checks.pop(folder).close()
-
-    def _changed(self, folder: Path) -> None:
-        """On the event loop: the workspace of `folder` changed; re-lint its open memory files."""
-        from .diagnostics import republish
-
-        buffers = [
-            buf
-            for buf in self.ls.buffers.memory_buffers()
-            if Path(os.path.realpath(buf.folder)) == folder
-        ]
-        for buf in buffers:
-            buf.workspace_changed()
-        republish(self.ls, buffers)
 
 
 def _owner(folders: list[Path], path: Path) -> Path | None:

@@ -8,7 +8,7 @@ session's do. A provider that was asked for (flag or environment) must work: it 
 (a PostgreSQL server that cannot be reached, a malformed DSN) and the command exits 2 saying why.
 stdout carries the protocol only; everything a person should read goes to stderr (one
 `my-agent mcp:` line per problem). The SDK is imported when the command runs, never when the
-command line is built.
+command line is built (the imports inside the functions below are there for that start-up time).
 
 `--dir` must name a real place: MCP clients that do not expand `${workspaceFolder}` (Cline, Roo)
 pass it literally, and a typo'd project path would silently start a new memory elsewhere; both are
@@ -24,6 +24,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from my_agent_core.layout import memory_dir_of
+from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
+from my_agent_core.memory.location import (
+    USER_PROFILE_ENV,
+    USER_PROFILES,
+    open_store,
+    resolve_user_profile,
+    workspace_of,
+)
+
 if TYPE_CHECKING:
     from my_agent_core.memory.providers.base import MemoryManager
     from my_agent_core.memory.store import MemoryStore
@@ -37,8 +47,6 @@ _VARIABLE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|%[A-Za-z_][A-Za-z0
 
 def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `mcp` on the `my-agent` subcommand parser."""
-    from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
-
     parser = sub.add_parser(
         "mcp",
         help="serve this folder's memory to other agents (Model Context Protocol on stdio)",
@@ -51,8 +59,6 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--memory-limit", type=int, default=MEMORY_CHAR_LIMIT, help="MEMORY.md budget"
     )
     parser.add_argument("--user-limit", type=int, default=USER_CHAR_LIMIT, help="USER.md budget")
-    from my_agent_core.memory.location import USER_PROFILE_ENV, USER_PROFILES
-
     parser.add_argument(
         "--user-profile",
         choices=USER_PROFILES,
@@ -79,11 +85,9 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 def run(args: argparse.Namespace) -> int:
     """Serve until the client closes stdin; 2 when the memory folder or the provider is refused."""
-    import anyio
+    import anyio  # here: start-up time (the SDK's loop; see the top)
 
-    from my_agent_core.memory.journal import MAX_RECORDS
-    from my_agent_core.memory.location import open_store, resolve_user_profile
-    from my_agent_core.memory.paths import memory_dir_of
+    from my_agent_core.memory.journal import MAX_RECORDS  # here: start-up time (see the top)
     from my_agent_core.memory.providers.base import ProviderFailed
     from my_agent_core.paths import PathRefused, check_memory_folder
 
@@ -110,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     explicit = getattr(args, "provider", None)
     semantic = getattr(args, "semantic", None) is True
     if semantic:
-        from my_agent_core.memory.providers.semantic import unavailable
+        from my_agent_core.memory.providers.semantic import unavailable  # here: start-up time
 
         reason = unavailable()
         if reason is not None:
@@ -156,8 +160,6 @@ def dir_problem(mem_dir: Path, *, given: bool) -> str | None:
             "expanding it (Cline and Roo do not expand ${workspaceFolder}). Put the project's "
             "absolute path in the server's configuration instead; nothing was created."
         )
-    from my_agent_core.memory.location import workspace_of
-
     path = Path(os.path.abspath(mem_dir))
     project = workspace_of(path) or path.parent
     if not project.is_dir():
@@ -178,8 +180,7 @@ def layer_two(
     when a provider that was asked for (on the command line or by MY_AGENT_MEMORY_PROVIDER)
     cannot be used (exit 2). The default provider that fails is reported on stderr and the server
     runs without it."""
-    from my_agent_core.memory.location import workspace_of
-    from my_agent_core.memory.providers.base import MemoryManager
+    from my_agent_core.memory.providers.base import MemoryManager  # here: start-up time
     from my_agent_core.memory.providers.registry import (
         PROVIDER_ENV,
         ProviderContext,
@@ -220,13 +221,13 @@ def search_tool(manager: MemoryManager) -> Tool | None:
     """The built-in agent's `memory_search` over `manager` (scanned hits), when it is active."""
     if not manager.active:
         return None
-    from my_agent_core.memory.providers.search_tool import make_memory_search_tool
+    from my_agent_core.memory.providers.search_tool import make_memory_search_tool  # start-up
 
     return make_memory_search_tool(manager)
 
 
 async def _serve(store: MemoryStore, search: Tool | None, manager: MemoryManager) -> None:
-    from my_agent_core.mcp.pipes import stdio_streams
+    from my_agent_core.mcp.pipes import stdio_streams  # here: start-up time (the SDK)
     from my_agent_core.mcp.server import build_server
 
     server = build_server(store, search=search, archive=manager if manager.active else None)

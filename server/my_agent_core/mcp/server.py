@@ -32,6 +32,7 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
 from my_agent_core import __version__
+from my_agent_core.layout import FILE_NAMES, TARGETS
 from my_agent_core.mcp.catalog import VIEW_TOOL, VIEW_TOOL_NAME, listed_tool
 from my_agent_core.mcp.view import (
     MAX_RESOURCE_BYTES,
@@ -41,7 +42,6 @@ from my_agent_core.mcp.view import (
 )
 from my_agent_core.mcp.watch import DEFAULT_INTERVAL_S, FileWatch
 from my_agent_core.memory.memory_tool import make_memory_tool
-from my_agent_core.memory.paths import FILE_NAMES, TARGETS
 from my_agent_core.memory.providers.search_tool import MAX_LIMIT, check_limit
 from my_agent_core.memory.store import MemoryStore
 from my_agent_core.paths import PathRefused

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from my_agent_core.layout import FILE_NAMES, TARGETS
 from my_agent_core.memory.document import ENTRY_DELIMITER
-from my_agent_core.memory.paths import FILE_NAMES, TARGETS
 from my_agent_core.memory.render import render_listing
 from my_agent_core.memory.safety import describe, scan
 from my_agent_core.memory.store import MemoryStore, StoreState

@@ -7,6 +7,13 @@ from typing import TYPE_CHECKING
 from my_agent_core.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from my_agent_core.layout import (
+        FILE_NAMES,
+        MEMORY_SUBDIR,
+        TARGETS,
+        memory_dir_of,
+        target_of_file,
+    )
     from my_agent_core.memory.document import ENTRY_DELIMITER, MemoryDocument, parse, serialize
     from my_agent_core.memory.errors import (
         MemoryChanged,
@@ -24,13 +31,6 @@ if TYPE_CHECKING:
         resolve_user_profile,
     )
     from my_agent_core.memory.memory_tool import make_memory_tool
-    from my_agent_core.memory.paths import (
-        FILE_NAMES,
-        MEMORY_SUBDIR,
-        TARGETS,
-        memory_dir_of,
-        target_of_file,
-    )
     from my_agent_core.memory.store import MemoryStore
     from my_agent_core.memory.store_types import MemoryPreview, Operation, StoreState
 
@@ -47,11 +47,11 @@ __getattr__ = lazy_exports(
         "global_profile_dir": "location",
         "open_store": "location",
         "resolve_user_profile": "location",
-        "FILE_NAMES": "paths",
-        "MEMORY_SUBDIR": "paths",
-        "TARGETS": "paths",
-        "memory_dir_of": "paths",
-        "target_of_file": "paths",
+        "FILE_NAMES": "..layout",
+        "MEMORY_SUBDIR": "..layout",
+        "TARGETS": "..layout",
+        "memory_dir_of": "..layout",
+        "target_of_file": "..layout",
         "MEMORY_CHAR_LIMIT": "limits",
         "USER_CHAR_LIMIT": "limits",
         "MemoryChanged": "errors",

@@ -5,7 +5,7 @@ has no such driver gets git's text merge: `<<<<<<<`, `|||||||` (diff3), `=======
 lines inside the file. Read as entries, those lines would reach every prompt, and a store write
 would copy them back. So the one parser (`document.py`, which asks this module) reads a
 conflicted file the way the merge driver would have merged it: each conflict block's sides are
-merged entry by entry (`team/merge.py`; the base side from diff3 when git wrote one, else the
+merged entry by entry (`memory/merge.py`; the base side from diff3 when git wrote one, else the
 text around the block) and the file's entries are the result, both sides kept, no marker line.
 The store, the snapshot, the linter's quick fix and the driver all go through here, so they agree.
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from my_agent_core.team.merge import Merged
+    from my_agent_core.memory.merge import Merged
 
 __all__ = [
     "MAX_DEPTH",
@@ -249,8 +249,10 @@ def resolve_span(text: str, span: ConflictSpan, *, depth: int = 0) -> SpanResolu
     for one entry both changed (`merge.pair_additions`: placed together, reported).
     `replacement` is the merged entries in canonical form, ending with a line break.
     """
+    # Here: document.py imports this module (its parser finds the conflict blocks), and the merge
+    # reads entries with that parser.
     from my_agent_core.memory.document import ENTRY_DELIMITER
-    from my_agent_core.team.merge import merge_entries, pair_additions
+    from my_agent_core.memory.merge import merge_entries, pair_additions
 
     versions: dict[str, list[str]] = {"base": [], "ours": [], "theirs": []}
     pos = span.start
@@ -351,6 +353,6 @@ def without_markers(text: str) -> str:
 
 def _entries(text: str, depth: int) -> list[str]:
     """The stored entries of one side (its own conflicts resolved, up to `MAX_DEPTH`)."""
-    from my_agent_core.memory.document import parse
+    from my_agent_core.memory.document import parse  # here: document.py imports this module
 
     return parse(text).resolved_texts(depth)

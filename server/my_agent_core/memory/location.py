@@ -13,13 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
+from my_agent_core.layout import MEMORY_SUBDIR, memory_dir_of
 from my_agent_core.memory.limits import (
     LOCK_TIMEOUT,
     MAX_FILE_BYTES,
     MEMORY_CHAR_LIMIT,
     USER_CHAR_LIMIT,
 )
-from my_agent_core.memory.paths import MEMORY_SUBDIR, memory_dir_of
 
 if TYPE_CHECKING:
     from my_agent_core.memory.store import MemoryStore
@@ -114,7 +114,7 @@ def open_store(
     if (folder is None) == (mem_dir is None):
         raise TypeError("open_store takes a workspace folder or mem_dir=, exactly one of them")
     memory = Path(mem_dir) if mem_dir is not None else memory_dir_of(folder or ".")
-    from my_agent_core.memory.store import MemoryStore
+    from my_agent_core.memory.store import MemoryStore  # here: start-up time (my-agent parsers)
 
     return MemoryStore(
         memory,

@@ -21,6 +21,7 @@ import threading
 import time
 from types import TracebackType
 
+from my_agent_core.layout import LOCK_NAME
 from my_agent_core.memory import lock as flock_wait
 from my_agent_core.memory.errors import (
     MemoryEditError,
@@ -29,7 +30,6 @@ from my_agent_core.memory.errors import (
     Unavailable,
 )
 from my_agent_core.memory.own_files import OwnFiles
-from my_agent_core.memory.paths import LOCK_NAME
 
 __all__ = ["FolderHold", "LockFile"]
 

@@ -14,17 +14,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from my_agent_core.approval import (
+    ApprovalGate,
+    ApprovalRequest,
+    Approver,
+    CancelToken,
+    DecisionListener,
+)
+from my_agent_core.memory.refusal import MEMORY_REFUSAL, refusal
 from my_agent_core.memory.render import quote
 from my_agent_core.memory.store import MemoryEditError, MemoryStore, Operation
+from my_agent_core.textdiff import unified_diff
 from my_agent_core.tools import Tool
 
 if TYPE_CHECKING:
-    from my_agent_core.coding_tools.approval import (
-        ApprovalGate,
-        Approver,
-        DecisionListener,
-    )
-    from my_agent_core.coding_tools.seams import CancelToken
     from my_agent_core.trust.policy import Judgement, MemoryTrust
 
 __all__ = ["MEMORY_TOOL_DESCRIPTION", "REVIEW_NOTE", "TRUST_NOTE", "make_memory_tool"]
@@ -181,9 +184,6 @@ def _new_text(operation: Operation) -> str | None:
 def _gate(
     approver: Approver, cancel: CancelToken | None, on_decision: DecisionListener | None
 ) -> ApprovalGate:
-    # Imported here: the workspace tools are not loaded for stores that never ask (CLI, MCP, LSP).
-    from my_agent_core.coding_tools.approval import ApprovalGate
-
     return ApprovalGate(approver, cancel=cancel, listener=on_decision)
 
 
@@ -198,10 +198,6 @@ def _reviewed(
     """Preview, ask, then apply exactly what was approved (or explain why nothing was saved).
     `judgement`: the trust policy's, whose sources the approval names and whose provenance the
     journal keeps; `gate` None: nobody can be asked, so a change is refused."""
-    # Here: the workspace tools load only for a store that asks (review mode).
-    from my_agent_core.coding_tools.approval import MEMORY_REFUSAL, ApprovalRequest, refusal
-    from my_agent_core.coding_tools.textfile import unified_diff
-
     preview = store.preview(target, operations)
     provenance = judgement.provenance if judgement is not None else None
     if not preview.changed:  # a duplicate add, a replace with the same text: nothing to approve

@@ -20,14 +20,15 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from my_agent_core import paths
+from my_agent_core.layout import FILE_NAMES, JOURNAL_NAME, LOCK_NAME
 from my_agent_core.memory.errors import Unavailable
-from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME
 from my_agent_core.paths import (
     FileTooLarge,
+    NotText,
     PathRefused,
     check_link_inside,
     look_up,
-    read_regular,
 )
 
 __all__ = ["OWN_NAMES", "Look", "OnDisk", "OwnFiles", "check_separate", "read_text", "signature"]
@@ -193,21 +194,17 @@ def read_text(path: Path, name: str, max_bytes: int) -> str:
     """The decoded text of a memory file ("" when missing); `name` is what messages call it.
     Refused (`Unavailable`): anything `paths.read_regular` refuses, and bytes that are not UTF-8."""
     try:
-        data = read_regular(path, max_bytes=max_bytes, name=name)
+        text = paths.read_text(path, max_bytes=max_bytes, name=name)
     except FileTooLarge as exc:
         raise Unavailable(
             f"{exc} The budget is a few thousand characters: trim the file in an editor "
             "(`my-agent lint` shows what is over budget); the store will not touch it until then."
         ) from None
-    except PathRefused as exc:
-        raise Unavailable(f"{exc} The store will not touch it.") from None
-    if data is None:
-        return ""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
+    except NotText as exc:
         raise Unavailable(
-            f"{name} is not valid UTF-8 (bad byte at offset {exc.start}); the store will "
+            f"{name} is not valid UTF-8 (bad byte at offset {exc.offset}); the store will "
             "not overwrite it. Fix or move the file, then retry."
         ) from None
-    return text  # a BOM stays: the parser skips it and marks the file non-canonical
+    except PathRefused as exc:
+        raise Unavailable(f"{exc} The store will not touch it.") from None
+    return text if text is not None else ""  # a BOM stays: the parser skips it (non-canonical)

@@ -14,8 +14,9 @@ neutralises structure STRUCTURALLY, line by line, on the folded form of the text
   escape; a line that already starts with backslashes before such text gets one more, so a reader can
   always undo exactly one;
 - so does a line that reads as one of the system prompt's own headings or labels (`## Long-term
-  memory`, `TARGETS:`): they are read from the prompt's template (`agent.prompt.prompt_headers`,
-  through `structural_lines`), so a heading added to the template later is neutralised too.
+  memory`, `TARGETS:`): they are read from the prompt's template (`prompt_text`, through
+  `prompt_headers` and `structural_lines`), so a heading added to the template later is neutralised
+  too.
 
 Everything else is verbatim: code spans, `<div>` in prose, Markdown lists and headings, Chinese text.
 The block builders (`render_memory_section`, `render_memory_block`, `render_document`,
@@ -29,7 +30,10 @@ import re
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
+from my_agent_core import prompt_text
 from my_agent_core.memory.document import budget_used
 from my_agent_core.memory.normalize import fold, fold_map
 from my_agent_core.memory.safety import SafetyIssue, describe, scan
@@ -55,6 +59,7 @@ __all__ = [
     "neutralize",
     "one_line",
     "preview",
+    "prompt_headers",
     "quote",
     "render_attachments",
     "render_block",
@@ -312,8 +317,8 @@ def structural_lines(prompt: str) -> tuple[str, ...]:
     """The lines of a prompt that a reader takes for its structure: Markdown headings, tags alone on
     their line and labels (a short capitalised line ending in a colon, `TARGETS:`), in order, once.
 
-    `agent.prompt.prompt_headers` applies it to the system prompt's template; the renderer then
-    neutralises those lines wherever untrusted text repeats them."""
+    `prompt_headers` applies it to the system prompt's template; the renderer then neutralises those
+    lines wherever untrusted text repeats them."""
     found: dict[str, None] = {}
     for line in prompt.splitlines():
         text = line.strip()
@@ -372,11 +377,28 @@ _PROMPT_LOCK = threading.Lock()
 _BUILDING = threading.local()
 
 
-def _prompt_structure() -> _PromptStructure:
-    """The system prompt's structural lines, read once from its template (`agent.prompt`).
+@cache
+def prompt_headers() -> tuple[str, ...]:
+    """Every heading, tag and label line the system prompt emits (instructions, memory guidance, the
+    snapshot, the context files), read from a prompt built with the template (`prompt_text`) from
+    sample parts: the renderer neutralises each wherever untrusted text repeats it, including lines
+    added to the template later."""
+    snapshot = render_memory_block(
+        [
+            render_memory_section(MemorySection("MEMORY.md", "agent notes", [], 2200)),
+            render_memory_section(MemorySection("USER.md", "user profile", [], 1375)),
+        ]
+    )
+    context = render_context_block([ContextDocument("AGENTS.md", "sample")])
+    instructions = prompt_text.coding_instructions(Path("folder"))
+    return structural_lines(prompt_text.build_system_prompt(instructions, snapshot, context))
 
-    Imported on first use: the agent package imports this module. While the template's samples are
-    rendered (by this module, on this thread) nothing is known yet; other threads wait for it."""
+
+def _prompt_structure() -> _PromptStructure:
+    """The system prompt's structural lines, read once from its template.
+
+    While the template's samples are rendered (by this module, on this thread) nothing is known
+    yet; other threads wait for it."""
     if _PROMPT:
         return _PROMPT[0]
     if getattr(_BUILDING, "active", False):
@@ -385,8 +407,6 @@ def _prompt_structure() -> _PromptStructure:
         if not _PROMPT:
             _BUILDING.active = True
             try:
-                from my_agent_core.agent.prompt import prompt_headers
-
                 lines = (*prompt_headers(), *_OWN_HEADERS)
             finally:
                 _BUILDING.active = False

@@ -23,6 +23,7 @@ import os
 import threading
 from pathlib import Path
 
+from my_agent_core.layout import FILE_NAMES, JOURNAL_NAME, LOCK_NAME, TARGETS
 from my_agent_core.memory import edits
 from my_agent_core.memory.backups import BACKUP_DIR, MAX_BACKUPS, back_up
 from my_agent_core.memory.conflicts import has_markers
@@ -49,7 +50,6 @@ from my_agent_core.memory.limits import (
 )
 from my_agent_core.memory.merge_pairs import record_pairs
 from my_agent_core.memory.own_files import OnDisk, read_text, signature
-from my_agent_core.memory.paths import FILE_NAMES, JOURNAL_NAME, LOCK_NAME, TARGETS
 from my_agent_core.memory.provenance import Provenance
 from my_agent_core.memory.render import render_memory_block
 from my_agent_core.memory.snapshot import TITLES, load_section

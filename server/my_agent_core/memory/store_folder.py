@@ -15,13 +15,13 @@ import stat
 import threading
 from pathlib import Path
 
+from my_agent_core.layout import JOURNAL_NAME, LOCK_NAME, TARGETS
 from my_agent_core.memory.backups import stale_temp_files
 from my_agent_core.memory.errors import MemoryEditError
 from my_agent_core.memory.journal import History, Journal, JournalRecord
 from my_agent_core.memory.journal_writer import JournalWriter
 from my_agent_core.memory.lock_file import FolderHold, LockFile
 from my_agent_core.memory.own_files import OwnFiles
-from my_agent_core.memory.paths import JOURNAL_NAME, LOCK_NAME, TARGETS
 from my_agent_core.paths import PathRefused, check_memory_folder
 from my_agent_core.safe_write import TEMP_SUFFIX
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from my_agent_core.layout import TARGETS
 from my_agent_core.memory.edits import entry_preview, issues_of
 from my_agent_core.memory.errors import MemoryEditError
 from my_agent_core.memory.journal import Change, History, JournalRecord
-from my_agent_core.memory.paths import TARGETS
 from my_agent_core.memory.safety import describe
 
 __all__ = ["CannotRevert", "describe_change", "pick_change", "revert_record", "undo_entries"]

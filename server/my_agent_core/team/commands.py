@@ -1,7 +1,7 @@
 """The command-line side of team memory: `my-agent merge-driver` and `my-agent git-setup`.
 
-Only argparse is imported at start-up; each handler imports what it runs, so building the parser
-stays cheap for every other command. What they print names paths of a cloned repository and the
+Only argparse (and the terminal's text, which every command loads) is imported at start-up; each
+handler imports what it runs, so building the parser stays cheap for every other command. What they print names paths of a cloned repository and the
 text of its entries: it goes through `terminal_text` like every other command's output.
 """
 
@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from my_agent_core.terminal_text import as_visible, visible
 
 __all__ = ["add_commands"]
 
@@ -58,15 +60,13 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _merge_driver(args: argparse.Namespace) -> int:
-    from my_agent_core.team.driver import run_driver
-    from my_agent_core.terminal_text import as_visible
+    from my_agent_core.team.driver import run_driver  # here: start-up time (every my-agent parser)
 
     return run_driver(args.base, args.ours, args.theirs, args.path, err=as_visible(sys.stderr))
 
 
 def _git_setup(args: argparse.Namespace) -> int:
-    from my_agent_core.team.git_setup import GitSetupError, git_setup
-    from my_agent_core.terminal_text import visible
+    from my_agent_core.team.git_setup import GitSetupError, git_setup  # here: start-up time
 
     try:
         report = git_setup(

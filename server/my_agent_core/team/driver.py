@@ -1,8 +1,11 @@
 """`my-agent merge-driver BASE OURS THEIRS [PATH]`: git's merge driver for MEMORY.md.
 
 Git runs it once per merged file with three temporary files (`%O %A %B`) and reads the result from
-OURS. Exit 0 means merged; anything else makes git report a conflict and keep OURS as it was, which
-is what happens when a version cannot be read as text: better a conflict than garbage committed.
+OURS. Exit 0 means merged; anything else makes git report a conflict and take OURS as it is for the
+work tree (stages 1-3 of the index keep base, ours and theirs: `git show :3:PATH`), which is what
+happens when a version cannot be read as text, or when a version or the merge is larger than the
+memory store reads: better a conflict with every text kept than garbage or an unreadable file
+committed.
 The driver is a process per merge: it imports what the merge needs and nothing of the rest of the
 command line.
 """
@@ -15,19 +18,25 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from my_agent_core.layout import FILE_NAMES, MEMORY_SUBDIR
 from my_agent_core.memory.document import budget_used
-from my_agent_core.memory.limits import MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
-from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR
-from my_agent_core.paths import PathRefused, read_regular
+from my_agent_core.memory.limits import MAX_FILE_BYTES, MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT
+from my_agent_core.memory.merge import Merged, merge_texts
+from my_agent_core.paths import FileTooLarge, NotText, PathRefused, read_text, size_text
 from my_agent_core.safe_write import write_atomic
-from my_agent_core.team.merge import Merged, merge_texts
+from my_agent_core.terminal_text import visible
 
 __all__ = ["EXIT_MERGED", "EXIT_NOT_MERGED", "MAX_INPUT_BYTES", "DriverError", "run_driver"]
 
 EXIT_MERGED = 0
 EXIT_NOT_MERGED = 1  # git: a conflict, OURS left as it was
-#: A memory file holds a few KiB; a version larger than this is not a memory file to merge.
-MAX_INPUT_BYTES = 8 << 20
+#: A memory file holds a few KiB. A version, or a merge, larger than the store reads of one file
+#: (`memory/limits.py`) is not merged: the store would refuse the file the merge left.
+MAX_INPUT_BYTES = MAX_FILE_BYTES
+_KEPT = (
+    "not merged, so git reports a conflict: ours stays as it was and theirs stays in git's index "
+    "(`git checkout --theirs`)"
+)
 _PREVIEW = 100
 
 
@@ -56,6 +65,13 @@ def run_driver(
             _read(role, path) for role, path in (("base", base), ("ours", ours), ("theirs", theirs))
         ]
         merged = merge_texts(*texts)
+        size = len(merged.text.encode("utf-8"))
+        if size > MAX_INPUT_BYTES:
+            raise DriverError(
+                f"the merged file would be {size_text(size)}, more than the "
+                f"{size_text(MAX_INPUT_BYTES)} the memory store reads; {_KEPT}. Consolidate the "
+                "entries on one side, then merge again."
+            )
         if merged.text != texts[1]:
             _write(ours, merged.text)
     except DriverError as exc:
@@ -72,18 +88,20 @@ def _read(role: str, path: str) -> str:
     """One version's text ("" when the file does not exist); DriverError when it cannot be read."""
     name = f"{role} version {path}"
     try:
-        data = read_regular(path, max_bytes=MAX_INPUT_BYTES, name=name)
-    except PathRefused as exc:
-        raise DriverError(f"{exc} Not merged: resolve the conflict by hand.") from None
-    if data is None:
-        return ""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
+        text = read_text(path, max_bytes=MAX_INPUT_BYTES, name=name)
+    except NotText as exc:
         raise DriverError(
-            f"the {name} is not valid UTF-8 (bad byte at offset {exc.start}); not merged, so git "
+            f"the {name} is not valid UTF-8 (bad byte at offset {exc.offset}); not merged, so git "
             "reports a conflict and keeps ours as it was. Fix the encoding, then merge again."
         ) from None
+    except FileTooLarge as exc:
+        raise DriverError(
+            f"the {name} is {size_text(exc.size)}, more than the {size_text(exc.limit)} the memory "
+            f"store reads; {_KEPT}."
+        ) from None
+    except PathRefused as exc:
+        raise DriverError(f"{exc} Not merged: resolve the conflict by hand.") from None
+    return text if text is not None else ""
 
 
 def _refuse_link(path: str) -> None:
@@ -116,7 +134,7 @@ def _record_pairs(label: str, merged: Merged) -> None:
     path = Path(label)
     if path.is_absolute() or (path.parent.parent.name, path.parent.name) != MEMORY_SUBDIR:
         return
-    from my_agent_core.memory.merge_pairs import record_pairs
+    from my_agent_core.memory.merge_pairs import record_pairs  # here: start-up time (rarely)
 
     record_pairs(Path.cwd() / path.parent, path.name, merged.both_changed, merged.entries)
 
@@ -150,6 +168,4 @@ def _preview(text: str) -> str:
 def _clean(text: str) -> str:
     """Entry text and paths come from a repository: shown as every command line output is, its
     control and hidden characters as escapes (`terminal_text.visible`)."""
-    from my_agent_core.terminal_text import visible
-
     return visible(text)

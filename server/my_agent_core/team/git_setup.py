@@ -21,8 +21,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from my_agent_core.memory.paths import FILE_NAMES, MEMORY_SUBDIR, memory_dir_of
-from my_agent_core.paths import PathRefused, check_memory_folder, read_regular
+from my_agent_core.layout import FILE_NAMES, MEMORY_SUBDIR, memory_dir_of
+from my_agent_core.paths import NotText, PathRefused, check_memory_folder, read_regular, read_text
 from my_agent_core.private import PRIVATE_PATTERNS, ensure_ignored
 from my_agent_core.safe_write import make_folders, write_atomic
 
@@ -215,13 +215,11 @@ def _set_attribute(root: Path, report: SetupReport) -> None:
             "through it. Replace it with a plain file and retry."
         )
     try:
-        data = read_regular(path, max_bytes=_MAX_ATTRIBUTES_BYTES, name=str(path))
+        text = read_text(path, max_bytes=_MAX_ATTRIBUTES_BYTES, name=str(path)) or ""
+    except NotText:
+        raise GitSetupError(f"{path} is not valid UTF-8; fix it, then retry.") from None
     except PathRefused as exc:
         raise GitSetupError(str(exc)) from None
-    try:
-        text = (data or b"").decode("utf-8")
-    except UnicodeDecodeError:
-        raise GitSetupError(f"{path} is not valid UTF-8; fix it, then retry.") from None
     newline = "\r\n" if "\r\n" in text else "\n"
     if text and not text.endswith("\n"):
         text += newline

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from my_agent_core.approval import ApprovalSource
 from my_agent_core.memory.provenance import (
     ApprovalMode,
     Provenance,
@@ -29,9 +29,6 @@ from my_agent_core.memory.provenance import (
 from my_agent_core.memory.render import neutralize
 
 from .taint import Taint, TaintTracker
-
-if TYPE_CHECKING:
-    from my_agent_core.coding_tools.approval import ApprovalSource
 
 __all__ = ["TITLE_CHARS", "Judgement", "MemoryTrust"]
 
@@ -104,7 +101,6 @@ class Judgement:
         the same labels and quotes, for a client that shows them as a list; () for none."""
         if not self.taint.tainted:
             return ()
-        from my_agent_core.coding_tools.approval import ApprovalSource  # here: start-up time
 
         def listed(ref: SourceRef, quote: str | None = None) -> ApprovalSource:
             where = neutralize(ref.where)

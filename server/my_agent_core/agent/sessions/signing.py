@@ -17,11 +17,10 @@ import hashlib
 import hmac
 import os
 import re
-import stat
 import threading
 from pathlib import Path
 
-from ...paths import PathRefused, read_regular
+from ...paths import NotOwned, PathRefused, owned_by_user, read_regular
 from ...safe_write import write_atomic
 from ...user_state import StateFolderError, state_dir, state_folder
 from .format import SessionDamaged, SessionError
@@ -128,21 +127,18 @@ def _key(*, create: bool) -> bytes | None:
 
 def _read_key(path: Path) -> bytes | None:
     try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise SessionKeyError(f"the session key {path} cannot be read: {exc.strerror}") from None
-    if (
-        not stat.S_ISREG(st.st_mode)
-        or st.st_uid != os.getuid()
-        or st.st_mode & 0o077
-        or st.st_size != _KEY_BYTES
-    ):
+        st = owned_by_user(path)
+        if st is not None and st.st_size != _KEY_BYTES:
+            raise NotOwned(path, st, wrong_kind=False)
+    except NotOwned:
         raise SessionKeyError(
             f"the session key {path} is not an owner-only {_KEY_BYTES}-byte file of yours; move it "
             "away (sessions it signed can then no longer be resumed) and retry."
-        )
+        ) from None
+    except OSError as exc:
+        raise SessionKeyError(f"the session key {path} cannot be read: {exc.strerror}") from None
+    if st is None:
+        return None
     try:
         data = read_regular(path, max_bytes=_KEY_BYTES, name=str(path))
     except PathRefused as exc:

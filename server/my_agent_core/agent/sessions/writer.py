@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...paths import read_tail
+from ...paths import NotOwned, owned_by_user, read_tail
 from .format import (
     SUFFIX,
     SessionBusy,
@@ -67,22 +67,19 @@ def check_owned(path: Path) -> os.stat_result | None:
     """The file's status when it is a regular, owner-only file of this user (what this program
     writes); None when it does not exist. Anything else is refused without being read."""
     try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise SessionError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
-        raise SessionDamaged(
-            f"{path.name} is not a regular file (a link or a special file); it is not read."
-        )
-    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return owned_by_user(path)
+    except NotOwned as exc:
+        if exc.wrong_kind:
+            raise SessionDamaged(
+                f"{path.name} is not a regular file (a link or a special file); it is not read."
+            ) from None
         raise SessionDamaged(
             f"{path.name} was not written by my-agent for you on this machine: session files are "
-            f"owner-only (0600) and yours, this one is {stat.S_IMODE(st.st_mode):04o} owned by uid "
-            f"{st.st_uid} (a cloned repository may have shipped it). It is not resumed."
-        )
-    return st
+            f"owner-only (0600) and yours, this one is {stat.S_IMODE(exc.st.st_mode):04o} owned by "
+            f"uid {exc.st.st_uid} (a cloned repository may have shipped it). It is not resumed."
+        ) from None
+    except OSError as exc:
+        raise SessionError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
 
 
 class _Syncer:

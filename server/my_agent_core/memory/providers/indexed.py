@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from my_agent_core.memory.paths import FILE_NAMES
+from my_agent_core.layout import FILE_NAMES
 from my_agent_core.memory.providers.base import MemoryProvider, ProviderUnavailable
 from my_agent_core.memory.providers.items import ItemKind, RecallItem, SearchHit
 from my_agent_core.memory.providers.relevance import evidence, passes, weigh

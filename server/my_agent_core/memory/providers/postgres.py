@@ -104,7 +104,7 @@ class PostgresArchive:
         if not project.strip():
             raise ArchiveError("The postgres memory provider needs a non-empty project key.")
         try:
-            import psycopg  # noqa: F401
+            import psycopg  # noqa: F401  (here: an optional dependency, the `postgres` extra)
         except ImportError:
             raise ArchiveError(
                 "The postgres memory provider needs psycopg 3: pip install 'my-agent-core[postgres]'."
@@ -117,7 +117,7 @@ class PostgresArchive:
     # ---------------------------------------------------------------- connection and schema
 
     def _connect(self) -> psycopg.Connection[tuple[object, ...]]:
-        import psycopg
+        import psycopg  # here: the optional dependency (see __init__)
 
         try:
             db = psycopg.connect(self.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
@@ -158,7 +158,7 @@ class PostgresArchive:
 
     @contextlib.contextmanager
     def _conn(self) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
-        import psycopg
+        import psycopg  # here: the optional dependency (see __init__)
 
         with self._lock:
             if self._db is None or self._db.closed:

@@ -81,10 +81,11 @@ def semantic_enabled(
 
 
 def _archive(context: ProviderContext) -> MemoryProvider:
+    # Here: a provider's modules (SQLite, the embedder, psycopg) load only when it is named.
     from my_agent_core.memory.providers.archive import ArchiveProvider
 
     if semantic_enabled(context.settings):
-        from my_agent_core.memory.providers import semantic
+        from my_agent_core.memory.providers import semantic  # here: only when asked for
 
         reason = semantic.unavailable()
         if reason is None:
@@ -100,7 +101,7 @@ def _archive(context: ProviderContext) -> MemoryProvider:
 
 
 def _postgres(context: ProviderContext) -> MemoryProvider:
-    from my_agent_core.memory.providers.postgres import PostgresProvider
+    from my_agent_core.memory.providers.postgres import PostgresProvider  # here: see _archive
 
     return PostgresProvider.from_context(context)
 

@@ -1,7 +1,9 @@
 """`my-agent recall QUERY [--dir PATH]`: search the folder's archive from a terminal.
 
 Also `--list`, `--show ID` and `--delete ID`, so a person can read and prune what was archived. The
-module imports nothing heavy until the command runs, so registering it costs the CLI nothing.
+module imports nothing heavy until the command runs, so registering it costs the CLI nothing (the
+archive's imports inside the functions below are there for that: `my-agent` builds its parser at
+every start; the terminal's text is loaded by every command anyway).
 
 Exit codes: 0 with results, 1 when nothing matched (no archive yet, no such item), 2 when the archive
 cannot be used (bad usage, a PostgreSQL server that cannot be reached, a malformed DSN, a refused
@@ -16,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from my_agent_core.terminal_text import visible
 
 if TYPE_CHECKING:
     from my_agent_core.memory.providers.indexed import IndexedArchiveProvider
@@ -79,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _open(args: argparse.Namespace) -> IndexedArchiveProvider | None:
-    from my_agent_core.memory.providers.registry import (
+    from my_agent_core.memory.providers.registry import (  # here: start-up time (see above)
         ProviderContext,
         create_provider,
         provider_name,
@@ -90,7 +94,7 @@ def _open(args: argparse.Namespace) -> IndexedArchiveProvider | None:
     name = (args.provider or provider_name()).strip()
     semantic = args.semantic is True or semantic_enabled()
     if name == "archive":
-        from my_agent_core.memory.providers.archive import archive_path, open_archive
+        from my_agent_core.memory.providers.archive import archive_path, open_archive  # start-up
 
         if not archive_path(folder, create=False).exists():
             print(f"my-agent: no archive yet in {folder}", file=sys.stderr)
@@ -98,7 +102,7 @@ def _open(args: argparse.Namespace) -> IndexedArchiveProvider | None:
         if semantic:
             return _semantic_archive(folder, explicit=args.semantic is True)
         return open_archive(folder, report=_stderr)
-    from my_agent_core.memory.providers.indexed import IndexedArchiveProvider
+    from my_agent_core.memory.providers.indexed import IndexedArchiveProvider  # start-up time
 
     if semantic and args.semantic is True:
         raise ValueError(f"--semantic works with the archive provider only, not {name!r}")
@@ -118,7 +122,7 @@ def _open(args: argparse.Namespace) -> IndexedArchiveProvider | None:
 def _semantic_archive(folder: Path, *, explicit: bool) -> IndexedArchiveProvider:
     """The folder's archive searched by meaning too; the model is loaded now (a search needs it),
     without a progress bar. Without the extra: an error when asked for, else keyword search."""
-    from my_agent_core.memory.providers import semantic
+    from my_agent_core.memory.providers import semantic  # here: start-up time (see above)
     from my_agent_core.memory.providers.archive import open_archive
 
     reason = semantic.unavailable()
@@ -171,8 +175,6 @@ def _dispatch(archive: IndexedArchiveProvider, args: argparse.Namespace) -> int:
 def _print(item: RecallItem, *, full: bool) -> None:
     """One item: archived text (a model's reply, a file's lines) may hold terminal escapes, so the
     header and the text are shown through `visible`, as everything the command line prints."""
-    from my_agent_core.terminal_text import visible
-
     header = f"{item.id:>6}  {item.date or '----------'}  {item.label}"
     if full:
         print(visible(f"{header}\n{item.text}\n"))

@@ -1,10 +1,11 @@
 """Nothing changes without the user: the Approver seam, the settings that pre-approve, and the gate.
 
-Every edit and every command goes through `ApprovalGate.decide`: a setting may pre-approve it, a set
-cancel token refuses it, otherwise the `Approver` (the editor's Approve / Deny card, the terminal's
-y/N prompt, a test's stub) answers. A failing approver is a refusal, never a crash. `refusal` is
-the one text the model reads for a change that was not approved (a workspace edit or command, a
-memory write in review mode): the user's note is quoted, bounded and neutralised, never inlined.
+Every edit, every command and every memory write that asks goes through `ApprovalGate.decide`: a
+setting may pre-approve it, a set cancel token refuses it, otherwise the `Approver` (the editor's
+Approve / Deny card, the terminal's y/N prompt, a test's stub) answers. A failing approver is a
+refusal, never a crash. The seam sits below the memory store and the workspace tools, which both
+ask through it; the text the model reads for a refusal is `memory/refusal.py` (it quotes the
+user's note with the renderer). `my_agent_core.coding_tools` re-exports these names.
 """
 
 from __future__ import annotations
@@ -17,26 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from .seams import CancelToken
-
 if TYPE_CHECKING:
     from my_agent_core.memory.provenance import How, SourceKind
 
 __all__ = [
-    "MEMORY_REFUSAL",
-    "NOTE_CHARS",
-    "WORKSPACE_REFUSAL",
     "ApprovalGate",
     "ApprovalKind",
     "ApprovalReason",
     "ApprovalRequest",
     "ApprovalSource",
     "Approver",
+    "CancelToken",
     "Decision",
     "DecisionListener",
-    "RefusalWords",
     "command_is_preapproved",
-    "refusal",
 ]
 
 log = logging.getLogger(__name__)
@@ -115,57 +110,13 @@ class Approver(Protocol):
 
 DecisionListener = Callable[[ApprovalRequest, Decision], None]
 
-#: Characters of a note (the user's words, an error message) quoted in a refusal.
-NOTE_CHARS = 300
 
+class CancelToken(Protocol):
+    """Set when the user stops the turn; `threading.Event` is one. The owner clears it per turn."""
 
-@dataclass(frozen=True)
-class RefusalWords:
-    """What a refusal says happened (`outcome`) and what the model should do after a decline, a
-    stopped turn, or an approval that failed (no answer, an error)."""
+    def is_set(self) -> bool: ...
 
-    outcome: str
-    declined: str
-    cancelled: str
-    failed: str
-
-
-WORKSPACE_REFUSAL = RefusalWords(
-    outcome="nothing was done",
-    declined="Do not retry the same call: ask the user what they want instead, or do something else.",
-    cancelled="Do not retry it; wait for the user's next message.",
-    failed="Do not retry the same call now; tell the user what you wanted to do.",
-)
-MEMORY_REFUSAL = RefusalWords(
-    outcome="nothing was saved",
-    declined="Do not retry it nor save the same fact another way; carry on with your reply.",
-    cancelled="Do not retry it.",
-    failed="Do not retry it now; carry on with your reply.",
-)
-
-
-def refusal(decision: Decision, what: str, words: RefusalWords = WORKSPACE_REFUSAL) -> str:
-    """The tool result for a change that did not get the user's approval; `what` names it ("the
-    command `make`", "the memory change (add to MEMORY.md)").
-
-    The note is data, not instructions: the user's words come quoted (`The user said: "..."`),
-    an error's in parentheses, both cut at NOTE_CHARS and with any line that could pass for prompt
-    structure neutralised, so a long or odd note cannot take over the message around it."""
-    # Here: the scanner's tables load only when a refusal carries a note (a terminal at start-up
-    # imports this module).
-    from my_agent_core.memory.render import cut, neutralize, quote
-
-    if decision.reason == "cancelled":
-        return (
-            f"The turn was cancelled before {what} was approved; {words.outcome}. {words.cancelled}"
-        )
-    if decision.reason == "user":
-        note = quote(decision.note, NOTE_CHARS, what="their note") if decision.note else ""
-        said = f" The user said: {note}" if note else ""
-        return f"The user declined {what}; {words.outcome}.{said} {words.declined}"
-    shown, was_cut = cut(decision.note, NOTE_CHARS)
-    why = f" ({neutralize(shown)}{' …' if was_cut else ''})" if decision.note else ""
-    return f"{what[:1].upper()}{what[1:]} was not approved{why}; {words.outcome}. {words.failed}"
+    def wait(self, timeout: float | None = None) -> bool: ...
 
 
 def command_is_preapproved(command: str, patterns: Sequence[str]) -> bool:

@@ -1,4 +1,8 @@
-"""Where memory lives: the folder layout every component agrees on."""
+"""Where memory lives: the folder layout every component agrees on.
+
+Below everything that names those places (the path checks, the private-files rule, the store), so
+each imports it from below.
+"""
 
 from __future__ import annotations
 
