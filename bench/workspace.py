@@ -15,6 +15,10 @@ excludes part of it, `git add`ed so `git ls-files` works), then measures interle
 
 Run: .venv/bin/python bench/workspace.py [--files N] [--mb M] [--rounds R] [--keep DIR] [--quick]
 (`--quick`: 2,000 files, 4 MB, 3 rounds: seconds, the same code path.)
+
+Exit 1 only when the two search backends disagree (a correctness fault). A figure over its target
+is printed OVER and never changes the exit code: timings belong in a report, not in a gate that a
+loaded machine fails.
 """
 
 from __future__ import annotations
@@ -283,15 +287,15 @@ def measure(root: Path, rg: str, rounds: int) -> int:
     ratios.append(
         ("list_files first call / git ls-files -co --exclude-standard", cold / walk_floor, 1.5)
     )
-    failed = False
     for name, ratio, target in ratios:
         verdict = "ok" if ratio <= target else "OVER"
-        failed |= ratio > target
         print(f"{name}: {ratio:.2f}x (target <= {target}x) {verdict}")
     verdict = "ok" if p50_read < 5 else "OVER"
-    failed |= p50_read >= 5
     print(f"read_file 1 MB buffer p50: {p50_read:.2f} ms (target < 5 ms) {verdict}")
-    return 1 if failed else 0
+    if not same:
+        print("the ripgrep and pure-Python searches disagree", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import contextlib
 import functools
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -441,25 +442,28 @@ def _work(
         agent.cancel()
 
     worker = threading.Thread(target=work, daemon=True)
-    worker.start()
     current: _Question | None = None
-    while True:
-        # The whole wait, its loop test included, is inside the try: Ctrl-C landing between two
-        # waits must cancel the turn, not escape it and end the chat.
-        try:
-            while not finished.is_set():
-                finished.wait(0.05)
-                current = approver.next_question()
-                if current is not None:
-                    view.end_reply()
-                    current.answer(_ask(current.request, view.err, answers))
-                    current = None
-            break
-        except KeyboardInterrupt:
-            if current is not None and not current.done.is_set():
-                current.answer(Decision.deny("cancelled", "the user pressed Ctrl-C"))
-            current = None
-            stop()
+    with _CtrlC() as ctrl_c:
+        worker.start()
+        while True:
+            # The whole wait, its loop test included, is inside the try: Ctrl-C landing between two
+            # waits must cancel the turn, not escape it and end the chat.
+            try:
+                while not finished.is_set():
+                    if ctrl_c.pressed and not cancel.is_set():
+                        stop()  # the press whose KeyboardInterrupt something else swallowed
+                    finished.wait(0.05)
+                    current = approver.next_question()
+                    if current is not None:
+                        view.end_reply()
+                        current.answer(_ask(current.request, view.err, answers))
+                        current = None
+                break
+            except KeyboardInterrupt:
+                if current is not None and not current.done.is_set():
+                    current.answer(Decision.deny("cancelled", "the user pressed Ctrl-C"))
+                current = None
+                stop()
     view.end_reply()
     error = outcome.get("error")
     if isinstance(error, AgentCancelled):
@@ -470,6 +474,34 @@ def _work(
         print(f"[error] {type(error).__name__}: {error}", file=view.err)
     elif on_result is not None:
         on_result(outcome.get("result"))
+
+
+class _CtrlC:
+    """Ctrl-C while a reply runs, recorded before it is raised.
+
+    A KeyboardInterrupt can be lost on its way: raised inside a finalizer the garbage collector runs
+    on the main thread, it is printed and dropped, and a handler another library left installed may
+    not raise at all. So for the reply's duration the press is also a flag the wait loop reads, and
+    the turn is cancelled either way. Outside the main thread (an embedding) nothing is installed."""
+
+    def __init__(self) -> None:
+        self.pressed = False
+        self._previous: Any = None
+        self._installed = False
+
+    def __enter__(self) -> _CtrlC:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._on_press)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _on_press(self, signum: int, frame: object) -> None:
+        self.pressed = True  # a plain assignment: no lock a signal could find held
+        raise KeyboardInterrupt
 
 
 class _View:
