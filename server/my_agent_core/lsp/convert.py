@@ -142,7 +142,7 @@ def minimal_edit(old: str, new: str) -> tuple[int, int, str] | None:
     if old == new:
         return None
     prefix = common_prefix(old, new)
-    suffix = common_suffix(old[prefix:], new[prefix:])
+    suffix = common_suffix(old, new, limit=min(len(old), len(new)) - prefix)
     start, end = prefix, len(old) - suffix
     new_end = len(new) - suffix
     while start > 0 and old[start - 1] == "\r" and start < len(old) and old[start] == "\n":

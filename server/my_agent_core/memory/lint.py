@@ -673,7 +673,7 @@ class LiveLint:
         text = "".join(pieces[k].text for k in range(first, last + 1))
         canonical = "".join(_canonical_chunk(pieces[k], last_entry) for k in range(first, last + 1))
         prefix = common_prefix(text, canonical)
-        suffix = common_suffix(text[prefix:], canonical[prefix:])
+        suffix = common_suffix(text, canonical, limit=min(len(text), len(canonical)) - prefix)
         at = begin + prefix
         edits = [TextEdit(at, end - suffix, canonical[prefix : len(canonical) - suffix])]
         if last + 1 < n and not pieces[-1].text.endswith("\n"):
