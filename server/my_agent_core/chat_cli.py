@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from .approval import ApprovalRequest, Decision
 from .chat_endpoint import EndpointProblem, add_endpoint_arguments, connect
 from .layout import memory_dir_of
-from .memory.safety import describe, scan
 from .prompt_text import coding_instructions
 from .terminal_text import VisibleStream, as_visible, is_terminal
 
@@ -569,6 +568,8 @@ def _memory_report(agent: Any) -> str:
 
 def _entry_line(entry: str) -> str:
     """An entry's first line, or the mark of an entry the scanner keeps out of every prompt."""
+    from .memory.safety import describe, scan  # here: start-up time (see the top)
+
     issues = scan(entry)
     first = _one_line((entry.splitlines() or [""])[0], 100)
     return f"[BLOCKED: {describe(issues)}] {first}" if issues else first

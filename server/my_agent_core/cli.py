@@ -43,7 +43,6 @@ from my_agent_core.memory.location import (
     resolve_user_profile,
     workspace_of,
 )
-from my_agent_core.memory.safety import describe, scan
 from my_agent_core.team import commands as team_commands
 from my_agent_core.terminal_text import visible_output
 
@@ -413,6 +412,8 @@ def _import(store: MemoryStore, file: str, target: str) -> int:
 
 
 def _show(store: MemoryStore, target: str, as_json: bool) -> int:
+    from my_agent_core.memory.safety import describe, scan  # here: start-up time (see the top)
+
     state = store.state(target)
     blocked = {n: describe(issues) for n, e in enumerate(state.entries) if (issues := scan(e))}
     if as_json:

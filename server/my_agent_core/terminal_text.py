@@ -23,7 +23,7 @@ import unicodedata
 from collections.abc import Iterator
 from typing import TextIO, cast
 
-from my_agent_core.memory.safety import hidden_spans
+from my_agent_core.memory.invisible import hidden_spans
 
 __all__ = ["VisibleStream", "as_visible", "is_terminal", "visible", "visible_output"]
 

@@ -56,8 +56,10 @@ logger = logging.getLogger(__name__)
 GIT_SETUP_COMMAND = "myAgent.gitSetup"
 #: The request that command sends: `{folder?: uri}` -> `{ok, lines}`.
 GIT_SETUP_METHOD = "myAgent/gitSetup"
+#: The files git's answer came from are looked at no more often than this (seconds).
 _RECHECK_S = 1.0
-_PAIRS_FILE = "merge-pairs.json"  # memory/merge_pairs.PAIRS_FILE (loaded only when one exists)  # the files git's answer came from are looked at no more often than this
+#: memory/merge_pairs.PAIRS_FILE, named here so that module loads only when a record exists.
+_PAIRS_FILE = "merge-pairs.json"
 
 Signature = tuple[tuple[int, int, int] | None, ...]
 
