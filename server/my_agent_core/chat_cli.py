@@ -481,7 +481,8 @@ class _CtrlC:
     A KeyboardInterrupt can be lost on its way: raised inside a finalizer the garbage collector runs
     on the main thread, it is printed and dropped, and a handler another library left installed may
     not raise at all. So for the reply's duration the press is also a flag the wait loop reads, and
-    the turn is cancelled either way. Outside the main thread (an embedding) nothing is installed."""
+    the turn is cancelled either way. Outside the main thread (an embedding) nothing is installed.
+    """
 
     def __init__(self) -> None:
         self.pressed = False
@@ -489,7 +490,9 @@ class _CtrlC:
         self._installed = False
 
     def __enter__(self) -> _CtrlC:
-        if threading.current_thread() is threading.main_thread():
+        # A handler set outside Python (getsignal() is None) could not be put back: left alone.
+        main = threading.current_thread() is threading.main_thread()
+        if main and signal.getsignal(signal.SIGINT) is not None:
             self._previous = signal.signal(signal.SIGINT, self._on_press)
             self._installed = True
         return self
