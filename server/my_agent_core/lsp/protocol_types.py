@@ -257,6 +257,8 @@ class ChatSendResult(TypedDict):
 
 # The `myAgent/chat/event` union, member for member the `ChatEvent` of client/src/protocol.ts (a
 # test compares the two): `lsp/chat_events.chat_event` builds each one from the agent's event.
+# `ErrorKind` spells out `agent.errors.ErrorKind` again on purpose: importing it would load the agent
+# package when the server starts; tests/lsp/test_protocol_parity.py checks the two stay the same.
 ErrorKind = Literal[
     "agent",
     "config",

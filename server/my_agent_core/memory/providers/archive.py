@@ -26,6 +26,7 @@ from my_agent_core.memory.providers.indexed import (
     ArchiveError,
     Candidate,
     IndexedArchiveProvider,
+    MatchSyntax,
     NewItem,
     SearchWord,
     item_from_row,
@@ -78,6 +79,8 @@ MIGRATIONS: list[str] = [
 _OWN_OBJECTS = {"items", "items_created", "items_fts", "terms", "stats", "sqlite_autoindex_stats_1"}
 _FTS_SHADOW = ("items_fts_data", "items_fts_idx", "items_fts_content", "items_fts_docsize")
 _FTS_SHADOW_CONFIG = "items_fts_config"
+#: FTS5 MATCH: `"word"`, `"prefix"*`, AND, OR.
+_FTS5 = MatchSyntax(term='"{}"', prefix='"{}"*', both=" AND ", either=" OR ")
 
 Report = Callable[[str], None]
 """`report(message)`: a notice a person should see."""
@@ -310,17 +313,12 @@ class SqliteArchive:
         return {str(prefix): int(total) for prefix, total in rows}
 
     def candidates(self, terms: Sequence[str], limit: int) -> list[Candidate]:
-        if not terms:
-            return []
-        return self._match(" OR ".join(f'"{t}"' for t in terms), limit)  # letters, digits only
+        return self._match(_FTS5.any_term(terms), limit) if terms else []
 
     def search_candidates(
         self, words: Sequence[SearchWord], limit: int, *, every: bool
     ) -> list[Candidate]:
-        if not words:
-            return []
-        parts = [f'"{w.prefix}"*' if w.prefix else f'"{w.term}"' for w in words]
-        return self._match((" AND " if every else " OR ").join(parts), limit)
+        return self._match(_FTS5.words(words, every=every), limit) if words else []
 
     def _match(self, match: str, limit: int) -> list[Candidate]:
         with self._conn() as db:  # no join: a lookup per matched row would cost more than the match

@@ -34,6 +34,7 @@ __all__ = [
     "ArchiveUnavailable",
     "Candidate",
     "IndexedArchiveProvider",
+    "MatchSyntax",
     "NewItem",
     "SearchWord",
     "item_from_row",
@@ -101,6 +102,29 @@ class SearchWord:
         if prefix is not None and any(t.startswith(prefix) for t in terms):
             return PREFIX_SHARE
         return 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSyntax:
+    """How a backend's full-text query language spells a term, a prefix, AND and OR (`{}` is the
+    word). Index terms and prefixes are letters and digits only, so nothing needs escaping."""
+
+    term: str
+    prefix: str
+    both: str
+    either: str
+
+    def any_term(self, terms: Sequence[str]) -> str:
+        """A query matching the items that hold any of `terms` (`candidates`)."""
+        return self.either.join(self.term.format(t) for t in terms)
+
+    def words(self, words: Sequence[SearchWord], *, every: bool) -> str:
+        """A query matching every word (`every`) or any, a word with a prefix in any of its forms
+        (`search_candidates`)."""
+        parts = [
+            self.prefix.format(w.prefix) if w.prefix else self.term.format(w.term) for w in words
+        ]
+        return (self.both if every else self.either).join(parts)
 
 
 @dataclass(frozen=True, slots=True)

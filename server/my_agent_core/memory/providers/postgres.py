@@ -28,6 +28,7 @@ from my_agent_core.memory.providers.indexed import (
     ArchiveUnavailable,
     Candidate,
     IndexedArchiveProvider,
+    MatchSyntax,
     NewItem,
     SearchWord,
     item_from_row,
@@ -54,6 +55,8 @@ PROJECT_ENV = "MY_AGENT_PG_PROJECT"
 CONNECT_TIMEOUT_S = 3
 STATEMENT_TIMEOUT_MS = 1500  # below the manager's 2 s hook limit
 _LOCK_KEY = 7_270_414_221  # pg_advisory_xact_lock key for schema changes
+#: tsquery: `'word'`, `'prefix':*`, &, |.
+_TSQUERY = MatchSyntax(term="'{}'", prefix="'{}':*", both=" & ", either=" | ")
 
 # Forward-only migrations: MIGRATIONS[n] takes the schema from version n to n + 1.
 MIGRATIONS: list[str] = [
@@ -239,17 +242,12 @@ class PostgresArchive:
         return {str(prefix): _int(total) for prefix, total in rows}
 
     def candidates(self, terms: Sequence[str], limit: int) -> list[Candidate]:
-        if not terms:
-            return []
-        return self._match(" | ".join(f"'{t}'" for t in terms), limit)  # letters, digits only
+        return self._match(_TSQUERY.any_term(terms), limit) if terms else []
 
     def search_candidates(
         self, words: Sequence[SearchWord], limit: int, *, every: bool
     ) -> list[Candidate]:
-        if not words:
-            return []
-        parts = [f"'{w.prefix}':*" if w.prefix else f"'{w.term}'" for w in words]
-        return self._match((" & " if every else " | ").join(parts), limit)
+        return self._match(_TSQUERY.words(words, every=every), limit) if words else []
 
     def _match(self, query: str, limit: int) -> list[Candidate]:
         with self._conn() as db:
