@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 import vscode_e2e as v
+from chat_page import card, chat, press, reply
 from e2e_session import (
     FakeModel,
     Session,
@@ -92,35 +93,6 @@ def vscode(
     stop_session(session)
 
 
-SEND = """
-const frame = await h.chatFrame({ timeout: 60000 });
-await h.waitFor(async () => frame.locator('button#stop').isDisabled(), { timeout: 30000, what: 'an idle chat' });
-const box = frame.locator('textarea#input');
-await box.click();
-await box.fill(args.message);
-await box.press('Enter');
-"""
-
-WAIT_REPLY = """
-const frame = await h.chatFrame();
-await h.waitFor(async () => (await frame.locator('#transcript').innerText()).includes(args.reply),
-                { timeout: 60000, what: 'the reply in the chat' });
-await h.waitFor(async () => frame.locator('button#stop').isDisabled(), { timeout: 30000, what: 'the turn to end' });
-return await frame.locator('#transcript').innerText();
-"""
-
-CARD = """
-const frame = await h.chatFrame();
-return await h.waitFor(async () => (await h.approvalCards(frame)).find(
-    (c) => c.status === args.status && (!args.callId || c.callId === args.callId) && !args.not.includes(c.callId)) || null,
-  { timeout: 60000, what: `an approval card that is ${args.status}` });
-"""
-
-PRESS = """
-const frame = await h.chatFrame();
-await h.pressCardButton(frame, args.callId, args.action);
-"""
-
 TAB_LABELS = """return await page.locator('.tabs-container .tab').evaluateAll(
     (ts) => ts.map((t) => (t.getAttribute('aria-label') || '') + (t.classList.contains('dirty') ? ' [dirty]' : '')));"""
 
@@ -173,26 +145,6 @@ def wait_cursor_line(s: Session, line: int) -> str:
         20,
         f"the cursor on line {line}",
     )
-
-
-def chat(s: Session, message: str) -> None:
-    s.js(SEND, message=message)
-
-
-def card(s: Session, status: str = "pending", call_id: str = "", *, other_than: str = "") -> dict:
-    found = s.js(CARD, status=status, callId=call_id, **{"not": [other_than] if other_than else []})
-    assert isinstance(found, dict), found
-    return found
-
-
-def press(s: Session, call_id: str, action: str) -> None:
-    s.js(PRESS, callId=call_id, action=action)
-
-
-def reply(s: Session, text: str) -> str:
-    transcript = s.js(WAIT_REPLY, reply=text)
-    assert isinstance(transcript, str)
-    return transcript
 
 
 def tool_results(request: dict) -> list[str]:

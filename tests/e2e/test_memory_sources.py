@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chat_page import card, chat, press, reply
 from e2e_session import (
     FakeModel,
     Session,
@@ -68,22 +69,6 @@ def vscode(
     stop_session(session)
 
 
-SEND = """
-const frame = await h.chatFrame({ timeout: 60000 });
-await h.waitFor(async () => frame.locator('button#stop').isDisabled(), { timeout: 30000, what: 'an idle chat' });
-const box = frame.locator('textarea#input');
-await box.click();
-await box.fill(args.message);
-await box.press('Enter');
-"""
-
-CARD = """
-const frame = await h.chatFrame();
-return await h.waitFor(async () => (await h.approvalCards(frame)).find(
-    (c) => c.status === args.status && (!args.callId || c.callId === args.callId)) || null,
-  { timeout: 60000, what: `an approval card that is ${args.status}` });
-"""
-
 # What a card shows of its sources, read from the DOM (the call id is matched in the page, never spliced
 # into a selector).
 SOURCES = """
@@ -105,33 +90,9 @@ return await frame.evaluate((callId) => {
 }, args.callId);
 """
 
-WAIT_REPLY = """
-const frame = await h.chatFrame();
-await h.waitFor(async () => (await frame.locator('#transcript').innerText()).includes(args.reply),
-                { timeout: 60000, what: 'the reply in the chat' });
-await h.waitFor(async () => frame.locator('button#stop').isDisabled(), { timeout: 30000, what: 'the turn to end' });
-"""
 
 TAB_LABELS = """return await page.locator('.tabs-container .tab').evaluateAll(
     (ts) => ts.map((t) => t.getAttribute('aria-label') || ''));"""
-
-
-def chat(s: Session, message: str) -> None:
-    s.js(SEND, message=message)
-
-
-def card(s: Session, status: str = "pending", call_id: str = "") -> dict:
-    found = s.js(CARD, status=status, callId=call_id)
-    assert isinstance(found, dict), found
-    return found
-
-
-def press(s: Session, call_id: str, action: str) -> None:
-    s.js(
-        "const frame = await h.chatFrame(); await h.pressCardButton(frame, args.callId, args.action);",
-        callId=call_id,
-        action=action,
-    )
 
 
 def shown_sources(s: Session, call_id: str) -> dict:
@@ -209,7 +170,7 @@ def test_the_card_names_where_the_text_may_come_from_and_deny_writes_nothing(
     # Deny: nothing is written, the model reads that the user declined.
     press(s, asked["callId"], "deny")
     card(s, "denied", asked["callId"])
-    s.js(WAIT_REPLY, reply=DENIED_REPLY)
+    reply(s, DENIED_REPLY)
     s.shot("memory-denied")
     assert memory(s) == MEMORY
     final = fake_model.requests()[sent_before:][-1]
@@ -232,7 +193,7 @@ def test_approved_the_entry_is_written_and_the_card_keeps_its_sources(
     assert sum(i.startswith("Shares words with") for i in shown["items"]) == 1, shown
     press(s, asked["callId"], "approve")
     card(s, "approved", asked["callId"])
-    s.js(WAIT_REPLY, reply=SAVED_REPLY)
+    reply(s, SAVED_REPLY)
     wait_until(lambda: memory(s) == f"{MEMORY}§\n{FACT}\n", 20, "the approved entry in MEMORY.md")
     # Decided: the card keeps what the user decided on, collapsed with its diff.
     kept = shown_sources(s, asked["callId"])
