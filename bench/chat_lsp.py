@@ -43,6 +43,7 @@ from my_agent_core.coding_tools import (  # noqa: E402
     DiskApplier,
     make_workspace_tools,
 )
+from my_agent_core.lsp.params import to_plain  # noqa: E402
 from my_agent_core.memory import MemoryStore  # noqa: E402
 
 SERVER = [sys.executable, "-m", "my_agent_core", "serve"]
@@ -109,7 +110,7 @@ class Client:
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         """A request's result as plain data (pygls gives custom results as namedtuples)."""
-        return _plain(await self.client.protocol.send_request_async(method, params))
+        return to_plain(await self.client.protocol.send_request_async(method, params))
 
     async def stop(self) -> None:
         try:
@@ -117,14 +118,6 @@ class Client:
             self.client.exit(None)
         finally:
             await self.client.stop()
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple) and hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def peer_agent(folder: Path, base_url: str) -> Agent:

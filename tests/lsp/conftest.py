@@ -36,20 +36,11 @@ if str(ROOT) not in sys.path:
 
 from tests.support.fake_openai import FakeOpenAI  # noqa: E402  (needs the repo root on sys.path)
 
+from my_agent_core.lsp.params import to_plain as plain  # noqa: E402
+
 SERVER_COMMAND = [sys.executable, "-m", "my_agent_core", "serve"]
 MEMORY_GLOB = "**/.my_agent_core/memory/*.md"
 DELIM = "\n§\n"
-
-
-def plain(value: Any) -> Any:
-    """Namedtuples (how the pygls client shows custom payloads) to dicts, recursively."""
-    if isinstance(value, tuple) and hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
 
 
 def vscode_capabilities(

@@ -26,6 +26,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from my_agent_core.lsp.params import to_plain
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.poisoning_corpus import Call, Scenario, Turn
 
@@ -182,7 +183,7 @@ class Editor:
 
         @self.client.feature("myAgent/chat/approve")
         def approve(params: Any) -> dict[str, bool]:
-            item = _plain(params)
+            item = to_plain(params)
             if item.get("kind") == "memory":
                 self.memory_asks.append(item)
                 return {"approved": self.approve_memory}
@@ -220,7 +221,7 @@ class Editor:
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
         result = self.client.protocol.send_request_async(method, params)
-        return _plain(await asyncio.wait_for(result, TURN_TIMEOUT_S))
+        return to_plain(await asyncio.wait_for(result, TURN_TIMEOUT_S))
 
     async def stop(self) -> None:
         try:
@@ -228,16 +229,6 @@ class Editor:
             self.client.exit(None)
         finally:
             await self.client.stop()
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple) and hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 class Player:
