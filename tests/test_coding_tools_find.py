@@ -6,16 +6,14 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from my_agent_core.coding_tools.ignore import GlobFilter, walk_files
-from my_agent_core.coding_tools.ripgrep import BASE_FLAGS
 from tests.test_coding_tools_helpers import *  # noqa: F403
-from tests.test_coding_tools_helpers import RG, Workspace
+from tests.test_coding_tools_helpers import RG, Workspace, random_tree, rg_files
 
 
 def project(ws: Workspace) -> Workspace:
@@ -35,13 +33,6 @@ def project(ws: Workspace) -> Workspace:
     ws.write(".env", "HELPER=1\n")
     ws.write(".git/config", "[core]\n helper = yes\n")
     return ws
-
-
-def rg_files(root: Path, glob: str | None) -> list[str]:
-    """What `rg --files` lists with the flags the tools use for ripgrep."""
-    args = [str(RG), "--files", *BASE_FLAGS, *(["--glob", glob] if glob else []), "--glob", "!.git"]
-    out = subprocess.run(args, cwd=root, capture_output=True, check=False).stdout.decode()
-    return sorted(line.removeprefix("./") for line in out.splitlines())
 
 
 def listed(text: str) -> list[str]:
@@ -217,21 +208,7 @@ def test_both_backends_agree_on_random_trees(tmp_path: Path) -> None:
     for seed in range(60):
         rnd = random.Random(seed)
         root = tmp_path / f"t{seed}"
-        root.mkdir()
-        if rnd.random() < 0.5:
-            (root / ".git").mkdir()
-        folders = [root]
-        for _ in range(rnd.randint(5, 25)):
-            path = rnd.choice(folders) / rnd.choice(names)
-            if path.exists():
-                continue
-            if rnd.random() < 0.4:
-                path.mkdir()
-                folders.append(path)
-            else:
-                path.write_text("x")
-        for folder in rnd.sample(folders, min(len(folders), rnd.randint(1, 3))):
-            (folder / ".gitignore").write_text("\n".join(rnd.sample(patterns, rnd.randint(1, 5))))
+        random_tree(root, rnd, names, patterns, paths=25, lines=5)
         for glob in (None, "*.py", "!*.log", "src/**", "*.{txt,log}"):
             with_rg = rg_files(root, glob)
             walked = sorted(walk_files(root, root, glob=GlobFilter(glob) if glob else None))

@@ -1,14 +1,17 @@
 """Shared pieces of the workspace-tool tests (no tests here): a recording Approver stub, a
-dict-backed BufferReader, and a factory for the six tools on a temp folder with either backend.
+dict-backed BufferReader, a factory for the six tools on a temp folder with either backend, and
+random trees with what `rg --files` lists of them (the walker is checked against ripgrep).
 
 Import into a test module with `from tests.test_coding_tools_helpers import *  # noqa: F403`.
 """
 
 from __future__ import annotations
 
+import random
 import shutil
+import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from my_agent_core.coding_tools import (
     WorkspaceSettings,
     make_workspace_tools,
 )
+from my_agent_core.coding_tools.ripgrep import BASE_FLAGS
 from my_agent_core.tools import Tool, ToolResult
 
 __all__ = [
@@ -31,6 +35,8 @@ __all__ = [
     "StubApprover",
     "Workspace",
     "backend",
+    "random_tree",
+    "rg_files",
     "workspace",
 ]
 
@@ -39,6 +45,43 @@ BACKENDS = [
     pytest.param("rg", marks=pytest.mark.skipif(RG is None, reason="ripgrep is not installed")),
     "python",
 ]
+
+
+def rg_files(root: Path, glob: str | None) -> list[str]:
+    """What `rg --files` lists with the flags the tools use for ripgrep."""
+    args = [str(RG), "--files", *BASE_FLAGS, *(["--glob", glob] if glob else []), "--glob", "!.git"]
+    out = subprocess.run(args, cwd=root, capture_output=True, check=False).stdout.decode()
+    return sorted(line.removeprefix("./") for line in out.splitlines())
+
+
+def random_tree(
+    root: Path,
+    rnd: random.Random,
+    names: Sequence[str],
+    ignore_lines: Sequence[str],
+    *,
+    paths: int,
+    lines: int,
+    ignore_files: Sequence[str] = (".gitignore",),
+) -> None:
+    """Make `root` (a git repository half the time) with 5 to `paths` random files and folders
+    named from `names`, and 1-3 of its folders holding an ignore file of 1 to `lines` random lines."""
+    root.mkdir()
+    if rnd.random() < 0.5:
+        (root / ".git").mkdir()
+    folders = [root]
+    for _ in range(rnd.randint(5, paths)):
+        path = rnd.choice(folders) / rnd.choice(names)
+        if path.exists():
+            continue
+        if rnd.random() < 0.4:
+            path.mkdir()
+            folders.append(path)
+        else:
+            path.write_text("x")
+    for folder in rnd.sample(folders, min(len(folders), rnd.randint(1, 3))):
+        kind = rnd.choice(ignore_files) if len(ignore_files) > 1 else ignore_files[0]
+        (folder / kind).write_text("\n".join(rnd.sample(list(ignore_lines), rnd.randint(1, lines))))
 
 
 @dataclass

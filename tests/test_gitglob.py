@@ -14,9 +14,8 @@ import pytest
 
 from my_agent_core.coding_tools.gitglob import RuleSet, compile_rules, parse_line
 from my_agent_core.coding_tools.ignore import GlobFilter, walk_files
-from tests.test_coding_tools_find import rg_files
 from tests.test_coding_tools_helpers import *  # noqa: F403
-from tests.test_coding_tools_helpers import RG, Workspace
+from tests.test_coding_tools_helpers import RG, Workspace, random_tree, rg_files
 
 HOSTILE = "*a*a*a*a*a*a*a*a*a*a*a*a*b"
 LONG_NAME = "a" * 250
@@ -166,22 +165,8 @@ def test_the_walker_lists_what_ripgrep_lists_on_random_patterns(tmp_path: Path) 
     for seed in range(80):
         rnd = random.Random(seed)
         root = (tmp_path / f"t{seed}").resolve()
-        root.mkdir()
-        if rnd.random() < 0.5:
-            (root / ".git").mkdir()
-        folders = [root]
-        for _ in range(rnd.randint(5, 30)):
-            path = rnd.choice(folders) / rnd.choice(names)
-            if path.exists():
-                continue
-            if rnd.random() < 0.4:
-                path.mkdir()
-                folders.append(path)
-            else:
-                path.write_text("x")
-        for folder in rnd.sample(folders, min(len(folders), rnd.randint(1, 3))):
-            kind = rnd.choice([".gitignore", ".gitignore", ".ignore", ".rgignore"])
-            (folder / kind).write_text("\n".join(rnd.sample(VOCAB, rnd.randint(1, 6))))
+        kinds = (".gitignore", ".gitignore", ".ignore", ".rgignore")
+        random_tree(root, rnd, names, VOCAB, paths=30, lines=6, ignore_files=kinds)
         for glob in (None, "*.py", "!*.log", "src/**", "*.{txt,log}", "[a-b]*"):
             walked = sorted(walk_files(root, root, glob=GlobFilter(glob) if glob else None))
             assert rg_files(root, glob) == walked, (seed, glob)
